@@ -1,0 +1,58 @@
+#pragma once
+// Linear layer whose weight lives in tensor-train form with learnable rank vectors (METHOD §1).
+#include "core/formats/tt_shape.h"
+#include "core/layers/tensorized.h"
+
+#include <torch/arg.h>
+#include <torch/nn/cloneable.h>
+#include <torch/nn/pimpl.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace comera {
+
+struct TTLinearOptions {
+  // ranks: 2d+1 entries with boundary 1s.
+  TTLinearOptions(std::vector<int64_t> in_modes, std::vector<int64_t> out_modes,
+                  std::vector<int64_t> ranks)
+      : in_modes_(std::move(in_modes)), out_modes_(std::move(out_modes)), ranks_(std::move(ranks)) {}
+  TORCH_ARG(std::vector<int64_t>, in_modes);
+  TORCH_ARG(std::vector<int64_t>, out_modes);
+  TORCH_ARG(std::vector<int64_t>, ranks);
+  TORCH_ARG(bool, bias) = true;
+  TORCH_ARG(double, threshold) = 1e-2;
+};
+
+class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorized {
+ public:
+  explicit TTLinearImpl(TTLinearOptions options);
+
+  void reset() override;
+  void reset_parameters();
+  // x: (..., in) -> (..., out). Never forms W.
+  at::Tensor forward(const at::Tensor& x);
+  void pretty_print(std::ostream& stream) const override;
+
+  const TTShape& shape() const { return shape_; }
+
+  std::string layer_kind() const override { return "tt_linear"; }
+  const CoreChain& chain() const override { return shape_.chain(); }
+  std::vector<at::Tensor> rank_vectors() const override { return rank_vectors_; }
+  std::vector<at::Tensor> cores() const override { return cores_; }
+  double threshold() const override { return options.threshold(); }
+  int64_t dense_equivalent() const override;
+  TruncationResult truncate(bool fold = false) override;
+
+  TTLinearOptions options;
+  at::Tensor bias;  // undefined when options.bias() is false
+
+ private:
+  TTShape shape_;
+  std::vector<at::Tensor> cores_;         // core k: (r_{k-1}, s_k, r_k)
+  std::vector<at::Tensor> rank_vectors_;  // d_k: (r_k), k = 1..2d-1
+};
+
+TORCH_MODULE(TTLinear);
+
+}  // namespace comera
