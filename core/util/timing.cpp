@@ -1,0 +1,33 @@
+#include "core/util/timing.h"
+
+#include <algorithm>
+#include <chrono>
+
+namespace comera {
+
+double median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) fn(i);
+  repeats = std::max(1, repeats);
+  std::vector<double> ms;
+  ms.reserve(repeats);
+  for (int i = 0; i < repeats; ++i) {
+    const auto t0 = std::chrono::steady_clock::now();
+    fn(warmup + i);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+  }
+  Timing t;
+  t.repeats = repeats;
+  t.median_ms = median(ms);
+  t.min_ms = *std::min_element(ms.begin(), ms.end());
+  t.max_ms = *std::max_element(ms.begin(), ms.end());
+  return t;
+}
+
+}  // namespace comera

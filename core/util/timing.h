@@ -1,0 +1,19 @@
+#pragma once
+// Wall-clock measurement for benchmarks and the tuner: warm-up, then the median of repeats.
+#include <functional>
+#include <vector>
+
+namespace comera {
+
+struct Timing {
+  double median_ms = 0, min_ms = 0, max_ms = 0;
+  int repeats = 0;
+};
+
+// Runs fn `warmup` times unmeasured, then `repeats` times measured (each at least once).
+// fn receives the repeat index so callers can rotate inputs.
+Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats);
+
+double median(std::vector<double> values);
+
+}  // namespace comera
