@@ -1,11 +1,13 @@
 // Size accounting and the size surrogate against hand-computed values and finite differences.
 #include "core/layers/size.h"
+#include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
+#include <torch/nn/modules/container/sequential.h>
 #include <torch/nn/modules/linear.h>
 #include <torch/nn/modules/normalization.h>
 
@@ -147,6 +149,29 @@ TEST_CASE("model_size over a module tree counts by hand", "[size]") {
 
   // The layer on its own is a tree too.
   CHECK(model_size(*model->block->emb).total_params == 244);
+}
+
+TEST_CASE("model_size counts the paper's attention TTLinear beside the embedding", "[size]") {
+  torch::nn::Sequential model(paper_embedding(),
+                              TTLinear(TTLinearOptions({12, 8, 8}, {8, 8, 12}, {1, 12, 30, 30, 30, 12, 1})));
+  const auto size = model_size(*model);
+  REQUIRE(size.layers.size() == 2);
+  CHECK(size.layers[0].name == "0");
+  CHECK(size.layers[1].name == "1");
+  CHECK(size.layers[1].kind == "tt_linear");
+  // 1*12*12 + 12*8*30 + 30*8*30 + 30*8*30 + 30*8*12 + 12*12*1
+  CHECK(size.layers[1].exact == 20448);
+  CHECK(size.layers[1].rank_params == 12 + 30 + 30 + 30 + 12);
+  CHECK(size.layers[1].dense_equivalent == 768 * 768);
+  CHECK(size.tensorized == 167808 + 20448);
+  CHECK(size.rank_params == 96 + 114);
+  CHECK(size.dense_params == 768);  // the TTLinear's bias
+  CHECK(size.total_params == 167808 + 20448 + 96 + 114 + 768);
+  CHECK(size.dense_model_params == 30522 * 768 + 768 * 768 + 768);
+  // Weighted surrogate at d = 1 is S over both layers.
+  CHECK(surrogate_size(*model, SurrogateKind::Weighted).item<double>() ==
+        Approx(167808 + 20448).epsilon(1e-6));
+  CHECK(surrogate_size(*model, SurrogateKind::Mean).item<double>() == Approx(1.0));
 }
 
 TEST_CASE("surrogate kinds parse, unknown names are refused", "[size]") {

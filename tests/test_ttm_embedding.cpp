@@ -182,9 +182,13 @@ TEST_CASE("TTM truncation of an empty bond leaves an all-zero table", "[ttm_embe
   const at::Tensor ids = at::arange(60, at::kLong);
   CHECK(layer->forward(ids).abs().max().item<double>() == 0.0);
   const auto result = layer->truncate(true);
-  CHECK(result.ranks_after == std::vector<int64_t>{1, 3, 1, 1});
+  // Every bond keeps one slice; the dead bond keeps its pruned entry.
+  CHECK(result.ranks_after == std::vector<int64_t>{1, 1, 1, 1});
   CHECK(layer->forward(ids).abs().max().item<double>() == 0.0);
-  CHECK(layer->rank_vectors()[1].item<double>() == 0.0);
+  CHECK(layer->rank_vectors()[1].item<double>() == Approx(1e-4));
+  int64_t params = 0;
+  for (const auto& p : layer->parameters()) params += p.numel();
+  CHECK(params == 3 * 2 + 4 * 2 + 5 * 2 + 2);
 }
 
 TEST_CASE("TTM ids out of range or not integers give a clear error", "[ttm_embedding]") {
@@ -217,5 +221,6 @@ TEST_CASE("TTM pretty_print names the shape", "[ttm_embedding]") {
   std::ostringstream os;
   os << *layer;
   CHECK(os.str() ==
-        "comera::TTMEmbedding(vocab=30522, dim=768, shape=[16,20,10,10]x[4,4,8,6] r=1,32,32,32,1)");
+        "comera::TTMEmbedding(vocab=30522, dim=768, modes=[16,20,10,10]x[4,4,8,6], "
+        "ranks=[1,32,32,32,1], dedup=true)");
 }

@@ -151,65 +151,17 @@ at::Tensor TTMEmbeddingImpl::forward_naive(const at::Tensor& ids) {
 }
 
 TruncationResult TTMEmbeddingImpl::truncate(bool fold) {
-  at::NoGradGuard no_grad;
-  TruncationResult result;
-  result.ranks_before = shape_.ranks();
-  const size_t d = cores_.size();
-  // kept[k]: surviving slices of bond k (1 <= k < d). A bond with none keeps one slice whose
-  // rank entry is 0, so the layer stays a valid chain whose table is all zero.
-  std::vector<at::Tensor> kept(d + 1);
-  std::vector<bool> empty(d + 1, false), cut(d + 1, false);
-  std::vector<int64_t> ranks = result.ranks_before;
-  for (size_t k = 1; k < d; ++k) {
-    const at::Tensor& dv = rank_vectors_[k - 1];
-    at::Tensor keep = (dv.abs() >= options.threshold()).nonzero().view({-1});
-    empty[k] = keep.numel() == 0;
-    if (empty[k]) keep = at::zeros({1}, keep.options());
-    kept[k] = keep;
-    ranks[k] = keep.numel();
-    cut[k] = ranks[k] < result.ranks_before[k];
-  }
-  auto replace = [](at::Tensor& param, const at::Tensor& data) {
-    param.set_data(data);
-    param.mutable_grad() = at::Tensor();
-  };
-  std::vector<at::Tensor> new_d(d + 1);
-  for (size_t k = 1; k < d; ++k) {
-    at::Tensor& dv = rank_vectors_[k - 1];
-    at::Tensor data = cut[k] ? dv.index_select(0, kept[k]) : dv.detach().clone();
-    if (empty[k]) data.zero_();
-    new_d[k] = data;
-    if (cut[k]) result.slices.push_back(ParamSlice{dv, {{0, kept[k]}}});
-  }
-  for (size_t k = 0; k < d; ++k) {
-    at::Tensor& core = cores_[k];
-    at::Tensor data = core.detach();
-    ParamSlice slice{core, {}};
-    if (k > 0 && cut[k]) {
-      data = data.index_select(0, kept[k]);
-      slice.kept.emplace_back(0, kept[k]);
-    }
-    if (k + 1 < d && cut[k + 1]) {
-      data = data.index_select(3, kept[k + 1]);
-      slice.kept.emplace_back(3, kept[k + 1]);
-    }
-    if (fold && k + 1 < d && !empty[k + 1]) data = data * new_d[k + 1].view({1, 1, 1, -1});
-    if (!slice.kept.empty()) result.slices.push_back(slice);
-    if (!slice.kept.empty() || fold) replace(core, data.contiguous());
-  }
-  for (size_t k = 1; k < d; ++k) {
-    if (fold && !empty[k]) new_d[k].fill_(1);
-    if (cut[k] || fold || empty[k]) replace(rank_vectors_[k - 1], new_d[k]);
-  }
-  result.ranks_after = ranks;
-  options.ranks(ranks);
-  shape_ = TTMShape(options.vocab(), options.vocab_modes(), options.emb_modes(), ranks);
+  auto result = truncate_chain(cores_, rank_vectors_, options.threshold(), fold);
+  options.ranks(result.ranks_after);
+  shape_ = TTMShape(options.vocab(), options.vocab_modes(), options.emb_modes(), result.ranks_after);
   return result;
 }
 
 void TTMEmbeddingImpl::pretty_print(std::ostream& stream) const {
   stream << "comera::TTMEmbedding(vocab=" << shape_.vocab() << ", dim=" << shape_.dim()
-         << ", shape=" << shape_.str() << ")";
+         << ", modes=[" << join_dims(shape_.vocab_modes()) << "]x[" << join_dims(shape_.emb_modes())
+         << "], ranks=[" << join_dims(shape_.ranks()) << "], dedup="
+         << (options.dedup() ? "true" : "false") << ")";
 }
 
 }  // namespace comera
