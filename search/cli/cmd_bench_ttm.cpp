@@ -17,6 +17,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <ctime>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -74,8 +75,17 @@ struct Method {
 
 struct Measured {
   Timing time;
+  double cpu_ms = 0;  // median process CPU time per step (all threads)
   int64_t held_bytes = 0, peak_bytes = 0;
 };
+
+// Process CPU time: on a shared machine it tells the work done apart from time spent waiting
+// for a core, which wall time mixes in.
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
+}
 
 Measured measure(const Method& m, const at::Tensor& ids, const at::Tensor& grad, int warmup,
                  int repeats) {
@@ -88,12 +98,16 @@ Measured measure(const Method& m, const at::Tensor& ids, const at::Tensor& grad,
     y.backward(grad);
     out.peak_bytes = meter.peak_extra_bytes();
   }
+  std::vector<double> cpu;
   out.time = time_median(
-      [&](int) {
+      [&](int i) {
         clear_grads(*m.module);
+        const double start = process_cpu_ms();
         m.forward(ids).backward(grad);
+        if (i >= warmup) cpu.push_back(process_cpu_ms() - start);
       },
       warmup, repeats);
+  out.cpu_ms = median(cpu);
   return out;
 }
 
@@ -116,6 +130,9 @@ int run(int argc, char** argv) {
       "warmup", "Untimed runs first", cxxopts::value<int>()->default_value("1"))(
       "zipf", "Zipf exponent s of the id distribution", cxxopts::value<double>()->default_value("1.0"))(
       "seed", "Seed for ids and parameters", cxxopts::value<uint64_t>()->default_value("1"))(
+      "clock", "Time the speed ratios use: wall, or cpu (process CPU time; steadier on a shared "
+               "machine with --threads 1)",
+      cxxopts::value<std::string>()->default_value("wall"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -126,6 +143,10 @@ int run(int argc, char** argv) {
   const uint64_t seed = r["seed"].as<uint64_t>();
   const bool json = r.count("json") > 0;
   if (repeats < 1) throw Error("--repeats must be >= 1");
+  const std::string clock = r["clock"].as<std::string>();
+  if (clock != "wall" && clock != "cpu")
+    throw Error("--clock must be 'wall' or 'cpu', got '" + clock + "'");
+  auto ms = [&](const Measured& m) { return clock == "cpu" ? m.cpu_ms : m.time.median_ms; };
   std::ostream& log = json ? std::cerr : std::cout;
 
   at::manual_seed(static_cast<uint64_t>(seed));
@@ -145,19 +166,22 @@ int run(int argc, char** argv) {
          return ttm->forward(ids);
        }},
       {"naive", ttm.get(), [&](const at::Tensor& ids) { return ttm->forward_naive(ids); }},
-      {"dense nn::Embedding", dense.get(), [&](const at::Tensor& ids) { return dense->forward(ids); }}};
+      {"dense nn::Embedding", dense.get(),
+       [&](const at::Tensor& ids) { return dense->forward(ids); }}};
 
   log << "comera bench ttm: TTM " << ttm->shape().str() << " (" << ttm_params
       << " parameters with rank vectors) vs dense " << kVocab << "x" << ttm->shape().dim() << " ("
       << dense->weight.numel() << ")\n"
       << "ids: Zipf(s=" << s << ") over the vocabulary, frequency ranks shuffled over ids (seed "
-      << seed << "); " << at::get_num_threads() << " threads; forward+backward, median of "
-      << repeats << " after " << warmup << " warm-up\n"
+      << seed << ")\n"
+      << "time: forward+backward, median of " << repeats << " after " << warmup << " warm-up, "
+      << at::get_num_threads() << " threads; wall and cpu (process CPU time, all threads); "
+      << "ratios from " << clock << " time\n"
       << "memory: CPU tensor bytes through LibTorch's allocator above the step's start: held after "
          "forward (output + saved for backward) and peak during forward+backward\n\n";
   if (!json) {
-    std::cout << "     ids  distinct  method                 median ms  naive/this  dense/this"
-                 "   held MB   peak MB  naive/this peak\n";
+    std::cout << "     ids  distinct  method                 median ms    cpu ms  naive/this  "
+                 "dense/this   held MB   peak MB  naive/this peak\n";
   }
   nlohmann::json rows = nlohmann::json::array();
   for (const int64_t n : sizes) {
@@ -178,8 +202,8 @@ int run(int argc, char** argv) {
     const Measured& dense_result = results[3];
     for (size_t i = 0; i < methods.size(); ++i) {
       const Measured& x = results[i];
-      const double vs_naive = naive.time.median_ms / x.time.median_ms;
-      const double vs_dense = dense_result.time.median_ms / x.time.median_ms;
+      const double vs_naive = ms(naive) / ms(x);
+      const double vs_dense = ms(dense_result) / ms(x);
       const double mem_vs_naive = static_cast<double>(naive.peak_bytes) / x.peak_bytes;
       rows.push_back({{"ids", n},
                       {"distinct_ids", distinct},
@@ -187,6 +211,7 @@ int run(int argc, char** argv) {
                       {"median_ms", x.time.median_ms},
                       {"min_ms", x.time.min_ms},
                       {"max_ms", x.time.max_ms},
+                      {"cpu_ms", x.cpu_ms},
                       {"speedup_vs_naive", vs_naive},
                       {"speedup_vs_dense", vs_dense},
                       {"held_after_forward_bytes", x.held_bytes},
@@ -196,8 +221,9 @@ int run(int argc, char** argv) {
       if (json) continue;
       std::string name = methods[i].name;
       name.resize(22, ' ');
-      std::printf("%8lld  %8lld  %s %10s  %10s  %10s %9s %9s  %15s\n", static_cast<long long>(n),
-                  static_cast<long long>(distinct), name.c_str(), fixed(x.time.median_ms, 1).c_str(),
+      std::printf("%8lld  %8lld  %s %10s %9s  %10s  %10s %9s %9s  %15s\n",
+                  static_cast<long long>(n), static_cast<long long>(distinct), name.c_str(),
+                  fixed(x.time.median_ms, 1).c_str(), fixed(x.cpu_ms, 1).c_str(),
                   fixed(vs_naive, 2).c_str(), fixed(vs_dense, 2).c_str(),
                   fixed(x.held_bytes / 1e6, 1).c_str(), fixed(x.peak_bytes / 1e6, 1).c_str(),
                   fixed(mem_vs_naive, 2).c_str());
@@ -211,6 +237,7 @@ int run(int argc, char** argv) {
                           {"zipf_s", s},
                           {"seed", seed},
                           {"repeats", repeats},
+                          {"ratio_clock", clock},
                           {"warmup", warmup},
                           {"memory", "CPU tensor bytes via LibTorch's allocator, above the step's start"},
                           {"environment", current_environment().to_json()},
