@@ -337,4 +337,16 @@ at::Tensor run_plan(const std::shared_ptr<const ContractionPlan>& plan, const at
   return PlanFunction::apply(x, at::TensorList(cores), plan);
 }
 
+at::Tensor plan_path(const std::shared_ptr<const ContractionPlan>& plan, const at::Tensor& x,
+                     const std::vector<at::Tensor>& cores, const std::vector<at::Tensor>& ranks,
+                     const at::Tensor& bias) {
+  if (ranks.size() + 1 != cores.size())
+    throw Error("plan_path: " + std::to_string(cores.size()) + " cores need " +
+                std::to_string(cores.size() - 1) + " rank vectors, got " + std::to_string(ranks.size()));
+  std::vector<at::Tensor> scaled(cores);
+  for (size_t k = 0; k < ranks.size(); ++k) scaled[k] = cores[k] * ranks[k].view({1, 1, -1});
+  at::Tensor y = run_plan(plan, x, scaled);
+  return bias.defined() ? y + bias : y;
+}
+
 }  // namespace comera::contract
