@@ -6,6 +6,7 @@
 #include "core/contract/named_paths.h"
 #include "core/contract/optimal_order.h"
 #include "core/contract/tt_network.h"
+#include "core/layers/tt_linear.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
 
@@ -124,4 +125,39 @@ TEST_CASE("plans skip gradients nobody asked for", "[contract]") {
   const at::Tensor want = torch::autograd::grad(
       {at::mm(x, dense_weight(cores, 6, 6)).sum()}, {cores[1]})[0];
   CHECK(at::allclose(g[0], want, 1e-9, 1e-9));
+}
+
+TEST_CASE("TTLinear runs the plan it is given, rank vectors and bias included", "[contract]") {
+  TTLinear layer(TTLinearOptions({2, 3, 2}, {3, 2, 2}, {1, 2, 3, 4, 3, 2, 1}));
+  layer->to(at::kDouble);
+  {
+    at::NoGradGuard no_grad;
+    for (auto& d : layer->rank_vectors()) d.uniform_(-1, 1);
+    layer->rank_vectors()[2][1] = 0.001;  // pruned
+    layer->bias.uniform_(-1, 1);
+  }
+  const TTShape& shape = layer->shape();
+  const TTNetwork tt(shape, 5);
+  const at::Tensor x = at::randn({5, 12}, at::kDouble).requires_grad_();
+  const at::Tensor probe = at::randn({5, 12}, at::kDouble);
+  std::vector<at::Tensor> params{x};
+  for (const auto& p : layer->parameters()) params.push_back(p);
+
+  // Reference: each d (pruned entries zeroed) scales its core's right bond, W by plain merges.
+  std::vector<at::Tensor> scaled = layer->cores();
+  for (size_t k = 0; k + 1 < scaled.size(); ++k) {
+    const at::Tensor d = layer->rank_vectors()[k];
+    scaled[k] = scaled[k] * at::where(d.abs() >= 1e-2, d, at::zeros_like(d)).view({1, 1, -1});
+  }
+  const at::Tensor y_ref = at::mm(x, dense_weight(scaled, 12, 12)) + layer->bias;
+  const auto g_ref = torch::autograd::grad({(y_ref * probe).sum()}, params);
+
+  for (const auto& order : {merged_order(tt), core_by_core_order(tt), reconstruct_order(tt)}) {
+    layer->set_plan(std::make_shared<const ContractionPlan>("test", order));
+    INFO(order.str(tt.net()));
+    const at::Tensor y = layer->forward(x);
+    CHECK(at::allclose(y, y_ref, 1e-9, 1e-9));
+    const auto g = torch::autograd::grad({(y * probe).sum()}, params);
+    for (size_t i = 0; i < g.size(); ++i) CHECK(at::allclose(g[i], g_ref[i], 1e-9, 1e-9));
+  }
 }
