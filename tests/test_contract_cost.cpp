@@ -81,15 +81,17 @@ TEST_CASE("dynamic programming equals the exhaustive optimum", "[contract_cost]"
       CostWeights w;
       if (trial % 2) w = CostWeights{weight(rng), weight(rng), weight(rng), weight(rng)};
       INFO(TTShape(in, out, ranks).str() << " B=" << tt.tokens() << " weights " << w.str());
-      for (Mask leaves : {tt.forward_leaves(), tt.gradient_leaves(1)}) {
-        const auto dp = best_orders(tt.net(), leaves, w, 5);
-        const auto ex = exhaustive_orders(tt.net(), leaves, w, 5, 100000);
-        REQUIRE(dp.size() == ex.size());
-        for (size_t i = 0; i < dp.size(); ++i) {
-          CHECK(dp[i].score == Approx(ex[i].score).epsilon(1e-12));
-          CHECK(w.score(consistent_cost(tt.net(), dp[i].order)) == Approx(dp[i].score).epsilon(1e-12));
+      for (Mask leaves : {tt.forward_leaves(), tt.gradient_leaves(1)})
+        for (auto objective : {Objective::Plan, Objective::Forward}) {
+          const auto dp = best_orders(tt.net(), leaves, w, 5, objective);
+          const auto ex = exhaustive_orders(tt.net(), leaves, w, 5, 100000, objective);
+          REQUIRE(dp.size() == ex.size());
+          for (size_t i = 0; i < dp.size(); ++i) {
+            CHECK(dp[i].score == Approx(ex[i].score).epsilon(1e-12));
+            CHECK(w.score(objective_cost(tt.net(), dp[i].order, objective)) ==
+                  Approx(dp[i].score).epsilon(1e-12));
+          }
         }
-      }
     }
 }
 

@@ -21,6 +21,10 @@ struct Entry {
 
 using Table = std::unordered_map<Mask, std::vector<Entry>>;
 
+Cost node(const TensorNetwork& net, Mask a, Mask b, Objective objective) {
+  return objective == Objective::Plan ? node_cost(net, a, b) : step_cost(net, a, b);
+}
+
 std::vector<Mask> connected_subsets(const TensorNetwork& net, Mask leaves) {
   std::vector<Mask> out;
   for (Mask s = leaves; s; s = (s - 1) & leaves)
@@ -33,7 +37,7 @@ std::vector<Mask> connected_subsets(const TensorNetwork& net, Mask leaves) {
 
 // k best trees per subset whose every node has node_cost peak <= cap.
 Table solve(const TensorNetwork& net, const std::vector<Mask>& subsets, const CostWeights& additive,
-            int k, double cap) {
+            int k, double cap, Objective objective) {
   Table t;
   for (Mask s : subsets) {
     std::vector<Entry>& out = t[s];
@@ -42,16 +46,16 @@ Table solve(const TensorNetwork& net, const std::vector<Mask>& subsets, const Co
       continue;
     }
     for_each_split(net, s, [&](Mask a, Mask b) {
-      const Cost node = node_cost(net, a, b);
-      if (node.peak > cap) return;
+      const Cost nc = node(net, a, b, objective);
+      if (nc.peak > cap) return;
       const auto& ea = t.at(a);
       const auto& eb = t.at(b);
-      const double ns = additive.score(node);
+      const double ns = additive.score(nc);
       for (int i = 0; i < static_cast<int>(ea.size()); ++i)
         for (int j = 0; j < static_cast<int>(eb.size()); ++j) {
           Entry e{ea[i].score + eb[j].score + ns, ea[i].cost, a, b, i, j};
           e.cost += eb[j].cost;
-          e.cost += node;
+          e.cost += nc;
           out.push_back(e);
         }
     });
@@ -85,8 +89,12 @@ void sort_ranked(std::vector<RankedOrder>& v) {
 
 }  // namespace
 
+Cost objective_cost(const TensorNetwork& net, const Order& order, Objective objective) {
+  return objective == Objective::Plan ? consistent_cost(net, order) : forward_cost(net, order);
+}
+
 std::vector<RankedOrder> best_orders(const TensorNetwork& net, Mask leaves, const CostWeights& w,
-                                     int k) {
+                                     int k, Objective objective) {
   if (k < 1) throw Error("best_orders: k = " + std::to_string(k) + " must be >= 1");
   if (!net.connected(leaves)) throw Error("best_orders: the operands are not connected");
   const auto subsets = connected_subsets(net, leaves);
@@ -97,7 +105,7 @@ std::vector<RankedOrder> best_orders(const TensorNetwork& net, Mask leaves, cons
     caps.clear();
     for (Mask s : subsets)
       if (popcount(s) > 1)
-        for_each_split(net, s, [&](Mask a, Mask b) { caps.push_back(node_cost(net, a, b).peak); });
+        for_each_split(net, s, [&](Mask a, Mask b) { caps.push_back(node(net, a, b, objective).peak); });
     std::sort(caps.begin(), caps.end());
     caps.erase(std::unique(caps.begin(), caps.end()), caps.end());
   }
@@ -105,7 +113,7 @@ std::vector<RankedOrder> best_orders(const TensorNetwork& net, Mask leaves, cons
   for (double cap : caps) {
     // Every tree found from here on has peak >= cap: stop once that alone loses.
     if (static_cast<int>(best.size()) >= k && w.peak * cap >= best[k - 1].score) break;
-    const Table t = solve(net, subsets, additive, k, cap);
+    const Table t = solve(net, subsets, additive, k, cap, objective);
     const auto& top = t.at(leaves);
     for (int i = 0; i < static_cast<int>(top.size()); ++i) {
       RankedOrder r{build(t, leaves, i), top[i].cost, w.score(top[i].cost)};
@@ -119,10 +127,11 @@ std::vector<RankedOrder> best_orders(const TensorNetwork& net, Mask leaves, cons
 }
 
 std::vector<RankedOrder> exhaustive_orders(const TensorNetwork& net, Mask leaves,
-                                           const CostWeights& w, int k, size_t limit) {
+                                           const CostWeights& w, int k, size_t limit,
+                                           Objective objective) {
   std::vector<RankedOrder> all;
   for (auto& order : enumerate_orders(net, leaves, limit)) {
-    const Cost c = consistent_cost(net, order);
+    const Cost c = objective_cost(net, order, objective);
     all.push_back({std::move(order), c, w.score(c)});
   }
   sort_ranked(all);
@@ -131,10 +140,10 @@ std::vector<RankedOrder> exhaustive_orders(const TensorNetwork& net, Mask leaves
 }
 
 std::vector<RankedOrder> rank_orders(const TensorNetwork& net, Mask leaves, const CostWeights& w,
-                                     int k, size_t limit) {
+                                     int k, Objective objective, size_t limit) {
   if (count_orders(net, leaves) <= static_cast<double>(limit))
-    return exhaustive_orders(net, leaves, w, k, limit);
-  return best_orders(net, leaves, w, k);
+    return exhaustive_orders(net, leaves, w, k, limit, objective);
+  return best_orders(net, leaves, w, k, objective);
 }
 
 }  // namespace comera::contract
