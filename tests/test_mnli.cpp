@@ -5,6 +5,7 @@
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
+#include <unistd.h>
 
 #include <algorithm>
 #include <filesystem>
@@ -109,11 +110,14 @@ TEST_CASE("malformed JSONL lines are reported one by one", "[mnli]") {
       {R"(["x", "y", "neutral"])", "is JSON but not an object"},
       {R"({"gold_label": "maybe", "sentence1": "x", "sentence2": "y"})",
        "gold_label 'maybe' is not entailment, neutral, contradiction or -"}};
-  const std::string one = (std::filesystem::temp_directory_path() / "test_mnli_one_line.jsonl").string();
+  const std::string one = (std::filesystem::temp_directory_path() /
+                           ("test_mnli_one_line_" + std::to_string(::getpid()) + ".jsonl"))
+                              .string();
   for (const auto& [line, message] : cases) {
     { std::ofstream(one) << "\n" << line << "\n"; }
-    CHECK_THROWS_WITH(read_mnli_jsonl(one), Contains("test_mnli_one_line.jsonl:2: " + message));
+    CHECK_THROWS_WITH(read_mnli_jsonl(one), Contains(".jsonl:2: " + message));
   }
+  std::filesystem::remove(one);
 }
 
 TEST_CASE("files without the needed columns or of unknown type are refused", "[mnli]") {

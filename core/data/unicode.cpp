@@ -120,18 +120,23 @@ std::string encode_utf8(std::u32string_view text) {
   return out;
 }
 
+// ASCII answers come without a table search: most text is ASCII.
 bool is_whitespace(char32_t c) {
-  return c == '\t' || c == '\n' || c == '\r' || in(kSpaceSeparator, c);
+  if (c < 0x80) return c == ' ' || c == '\t' || c == '\n' || c == '\r';
+  return in(kSpaceSeparator, c);
 }
 
 bool is_control(char32_t c) {
-  return c != '\t' && c != '\n' && c != '\r' && in(kControl, c);
+  if (c < 0x80) return (c < 0x20 && c != '\t' && c != '\n' && c != '\r') || c == 0x7F;
+  return in(kControl, c);
 }
 
 bool is_punctuation(char32_t c) {
   // BERT counts all non-alphanumeric ASCII as punctuation ("$", "^", "`" are symbols in Unicode).
-  return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
-         (c >= 123 && c <= 126) || in(kPunctuation, c);
+  if (c < 0x80)
+    return (c >= 33 && c <= 47) || (c >= 58 && c <= 64) || (c >= 91 && c <= 96) ||
+           (c >= 123 && c <= 126);
+  return in(kPunctuation, c);
 }
 
 bool is_cjk(char32_t c) {
