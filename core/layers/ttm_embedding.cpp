@@ -4,7 +4,6 @@
 #include "core/util/error.h"
 
 #include <ATen/ATen.h>
-#include <torch/autograd.h>
 
 #include <cmath>
 #include <limits>
