@@ -61,6 +61,7 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
   std::vector<Measurement> result(n);
   std::vector<std::vector<Sample>> samples(n);
   std::vector<size_t> active;
+  std::vector<double> firsts(n, INFINITY);
   double best = INFINITY;
   for (size_t c = 0; c < n; ++c) {
     if (candidates[c].cost.peak > options.max_peak) {
@@ -70,17 +71,24 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
       continue;
     }
     if (progress) progress(candidates[c].name + " " + candidates[c].text);
-    for (int w = 0; w < options.warmup; ++w) run(candidates[c], w);
+    // Warm-up runs are timed too: the fastest first run guards pruning against one outlier.
+    double first = INFINITY;
+    for (int w = 0; w < options.warmup; ++w) first = std::min(first, run(candidates[c], w).total_ms);
     samples[c].push_back(run(candidates[c], options.warmup));
-    best = std::min(best, samples[c].back().total_ms);
+    first = std::min(first, samples[c].back().total_ms);
+    firsts[c] = first;
+    best = std::min(best, first);
     active.push_back(c);
   }
-  // Clearly slower candidates keep their one timing; the rest share the budget.
+  // Clearly slower candidates keep their one timing; the rest (always the merged path, which
+  // every decision is measured against) share the budget.
   active.erase(std::remove_if(active.begin(), active.end(),
-                              [&](size_t c) { return samples[c][0].total_ms > options.abandon * best; }),
+                              [&](size_t c) {
+                                return candidates[c].name != kMerged && firsts[c] > options.abandon * best;
+                              }),
                active.end());
   double round_ms = 0;
-  for (size_t c : active) round_ms += samples[c][0].total_ms;
+  for (size_t c : active) round_ms += firsts[c];
   const int repeats = std::clamp(static_cast<int>(options.budget_ms / std::max(round_ms, 1e-3)),
                                  options.min_repeats, std::max(options.min_repeats, options.max_repeats));
   for (int r = 1; r < repeats; ++r)
