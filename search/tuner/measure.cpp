@@ -21,6 +21,24 @@ struct Sample {
   double forward_ms, total_ms;
 };
 
+// The layers built for measuring draw their initial values from the default generator; the
+// caller's random stream (a seeded training run) must not notice.
+class KeepDefaultGenerator {
+ public:
+  KeepDefaultGenerator() : gen_(at::detail::getDefaultCPUGenerator()) {
+    std::lock_guard<std::mutex> lock(gen_.mutex());
+    state_ = gen_.get_state();
+  }
+  ~KeepDefaultGenerator() {
+    std::lock_guard<std::mutex> lock(gen_.mutex());
+    gen_.set_state(state_);
+  }
+
+ private:
+  at::Generator gen_;
+  at::Tensor state_;
+};
+
 double since_ms(std::chrono::steady_clock::time_point t0) {
   return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
 }
@@ -31,6 +49,7 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
                                  int64_t tokens, at::ScalarType dtype, const MeasureOptions& options,
                                  const std::function<void(const std::string&)>& progress) {
   at::AutoGradMode grad(true);
+  const KeepDefaultGenerator keep;
   const int64_t in = shape.in_features(), out = shape.out_features();
   TTLinear layer(TTLinearOptions(shape.in_modes(), shape.out_modes(), shape.ranks()));
   torch::nn::Linear dense(in, out);
