@@ -124,7 +124,7 @@ int run(int argc, char** argv) {
   for (int64_t b : tokens)
     if (b < 1) throw Error("--tokens: every token count must be >= 1");
   std::cerr << "bench paths: " << at::get_num_threads() << " threads, " << tuner::dtype_name(dtype)
-            << ", budget " << topts.measure.budget_ms << " ms per case (big cases get fewer repeats; "
+            << ", " << r["clock"].as<std::string>() << " clock, budget " << topts.measure.budget_ms << " ms per case (big cases get fewer repeats; "
             << "candidates " << topts.measure.abandon << "x slower than the best first run are timed once)\n";
   nlohmann::json records = nlohmann::json::array();
   const size_t total = layers.size() * ranks.size() * tokens.size();
@@ -141,6 +141,7 @@ int run(int argc, char** argv) {
         auto rec = result.to_json();
         rec["layer"] = layer.name;
         rec["threads"] = at::get_num_threads();
+        rec["clock"] = r["clock"].as<std::string>();
         rec["verify"] = r.count("no-verify") ? nlohmann::json() : verify(result, dtype, topts.measure);
         if (!json) print_case(rec);
         records.push_back(rec);

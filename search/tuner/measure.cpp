@@ -1,6 +1,7 @@
 #include "search/tuner/measure.h"
 
 #include "core/layers/tt_linear.h"
+#include "core/util/error.h"
 #include "core/util/timing.h"
 
 #include <ATen/ATen.h>
@@ -39,11 +40,17 @@ class KeepDefaultGenerator {
   at::Tensor state_;
 };
 
-double since_ms(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+double wall_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
+
+Clock parse_clock(const std::string& name) {
+  if (name == "wall") return Clock::Wall;
+  if (name == "cpu") return Clock::Cpu;
+  throw Error("clock '" + name + "': use wall (what training waits for) or cpu (process CPU time)");
+}
 
 std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const TTShape& shape,
                                  int64_t tokens, at::ScalarType dtype, const MeasureOptions& options,
@@ -69,11 +76,12 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
     for (auto& p : m.parameters()) p.mutable_grad() = at::Tensor();
     x.mutable_grad() = at::Tensor();
     if (!c.reference) layer->set_plan(c.plan);
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto now = options.clock == Clock::Wall ? wall_ms : process_cpu_ms;
+    const double t0 = now();
     at::Tensor y = c.reference ? dense->forward(x) : layer->forward(x);
-    const double f = since_ms(t0);
+    const double f = now() - t0;
     y.backward(dys[i % dys.size()]);
-    return Sample{f, since_ms(t0)};
+    return Sample{f, now() - t0};
   };
 
   const size_t n = candidates.size();

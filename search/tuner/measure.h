@@ -13,7 +13,13 @@
 
 namespace comera::tuner {
 
+// Wall time is what training waits for. Process CPU time (all threads) counts only the work
+// done, so it stays steady on a machine shared with other jobs.
+enum class Clock { Wall, Cpu };
+Clock parse_clock(const std::string& name);  // "wall" | "cpu"
+
 struct MeasureOptions {
+  Clock clock = Clock::Wall;
   int warmup = 1;         // untimed runs per candidate
   int min_repeats = 3;    // timed runs of each candidate still in the race
   int max_repeats = 15;
