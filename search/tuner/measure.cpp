@@ -98,14 +98,21 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
       continue;
     }
     if (progress) progress(candidates[c].name + " " + candidates[c].text);
-    // Warm-up runs are timed too: the fastest first run guards pruning against one outlier.
-    double first = INFINITY;
-    for (int w = 0; w < options.warmup; ++w) first = std::min(first, run(candidates[c], w).total_ms);
-    samples[c].push_back(run(candidates[c], options.warmup));
-    first = std::min(first, samples[c].back().total_ms);
+    // Warm-up runs are timed too: the fastest first run guards pruning against one outlier. A
+    // slow first run that is already far behind the best is the candidate's only timing.
+    const Sample cold = run(candidates[c], 0);
+    double first = cold.total_ms;
     firsts[c] = first;
-    best = std::min(best, first);
     active.push_back(c);
+    if (first > options.slow_ms && first > options.abandon * best) {
+      samples[c].push_back(cold);
+      continue;
+    }
+    for (int w = 1; w < options.warmup && first <= options.slow_ms; ++w)
+      first = std::min(first, run(candidates[c], w).total_ms);
+    samples[c].push_back(run(candidates[c], options.warmup));
+    firsts[c] = std::min(first, samples[c].back().total_ms);
+    best = std::min(best, firsts[c]);
   }
   // Clearly slower candidates keep their one timing; the rest (always the merged path, which
   // every decision is measured against) share the budget.

@@ -20,7 +20,8 @@ Clock parse_clock(const std::string& name);  // "wall" | "cpu"
 
 struct MeasureOptions {
   Clock clock = Clock::Wall;
-  int warmup = 1;         // untimed runs per candidate
+  int warmup = 2;         // runs per candidate before its first timed one (1 for slow ones)
+  double slow_ms = 100;   // a run this long counts as warm already
   int min_repeats = 3;    // timed runs of each candidate still in the race
   int max_repeats = 15;
   double budget_ms = 3000;  // timed work per case, spread over the repeats

@@ -48,37 +48,37 @@ TuneResult tune(const TTShape& shape, int64_t tokens, at::ScalarType dtype,
   return r;
 }
 
+nlohmann::json TuneResult::entry_json(int i) const {
+  if (i < 0) return nullptr;
+  const auto& c = candidates[i];
+  const auto& m = measured[i];
+  nlohmann::json j{{"name", c.name},        {"order", c.text},      {"macs", c.cost.macs},
+                   {"written", c.cost.written}, {"saved", c.cost.saved}, {"peak", c.cost.peak},
+                   {"score", c.score},      {"repeats", m.repeats}};
+  if (m.repeats > 0) {
+    j["median_ms"] = m.total_ms;
+    j["forward_ms"] = m.forward_ms;
+    j["backward_ms"] = m.backward_ms;
+  } else {
+    j["median_ms"] = nullptr;
+    j["skipped"] = m.skipped;
+  }
+  return j;
+}
+
 nlohmann::json TuneResult::to_json() const {
-  auto entry = [&](int i) -> nlohmann::json {
-    if (i < 0) return nullptr;
-    const auto& c = candidates[i];
-    const auto& m = measured[i];
-    nlohmann::json j{{"name", c.name},          {"order", c.text},
-                     {"macs", c.cost.macs},     {"written", c.cost.written},
-                     {"saved", c.cost.saved},   {"peak", c.cost.peak},
-                     {"score", c.score},        {"repeats", m.repeats}};
-    if (m.repeats > 0) {
-      j["median_ms"] = m.total_ms;
-      j["forward_ms"] = m.forward_ms;
-      j["backward_ms"] = m.backward_ms;
-    } else {
-      j["median_ms"] = nullptr;
-      j["skipped"] = m.skipped;
-    }
-    return j;
-  };
   nlohmann::json all = nlohmann::json::array();
-  for (size_t i = 0; i < candidates.size(); ++i) all.push_back(entry(static_cast<int>(i)));
+  for (size_t i = 0; i < candidates.size(); ++i) all.push_back(entry_json(static_cast<int>(i)));
   return {{"shape", shape.str()},
           {"in_modes", shape.in_modes()},
           {"out_modes", shape.out_modes()},
           {"ranks", shape.ranks()},
           {"tokens", tokens},
           {"candidates", all},
-          {"chosen", entry(chosen)},
-          {"fastest", entry(fastest)},
-          {"merged", entry(merged)},
-          {"dense", entry(dense)}};
+          {"chosen", entry_json(chosen)},
+          {"fastest", entry_json(fastest)},
+          {"merged", entry_json(merged)},
+          {"dense", entry_json(dense)}};
 }
 
 Tuner::Tuner(TunerOptions options, store::ResultsDb* db, Environment env)

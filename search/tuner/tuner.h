@@ -46,6 +46,8 @@ struct TuneResult {
   int chosen = -1;   // the decision
   int fastest = -1;  // the fastest measured candidate that can be chosen
   int merged = -1, dense = -1;
+  // Candidate i's name, order, model cost and time (null for i < 0).
+  nlohmann::json entry_json(int i) const;
   nlohmann::json to_json() const;
 };
 
