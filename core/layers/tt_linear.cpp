@@ -1,5 +1,6 @@
 #include "core/layers/tt_linear.h"
 
+#include "core/contract/executor.h"
 #include "core/contract/merged_path.h"
 #include "core/util/error.h"
 
@@ -59,7 +60,8 @@ at::Tensor TTLinearImpl::forward(const at::Tensor& x) {
   std::vector<at::Tensor> masked;
   masked.reserve(rank_vectors_.size());
   for (const auto& d : rank_vectors_) masked.push_back(masked_rank_vector(d, options.threshold()));
-  auto y = merged_path(x.reshape({-1, in}), cores_, masked, bias);
+  auto y = plan_ ? contract::plan_path(plan_, x.reshape({-1, in}), cores_, masked, bias)
+                 : merged_path(x.reshape({-1, in}), cores_, masked, bias);
   auto out_shape = x.sizes().vec();
   out_shape.back() = shape_.out_features();
   return y.view(out_shape);
@@ -70,58 +72,9 @@ int64_t TTLinearImpl::dense_equivalent() const {
 }
 
 TruncationResult TTLinearImpl::truncate(bool fold) {
-  c10::NoGradGuard no_grad;
-  TruncationResult result;
-  result.ranks_before = shape_.ranks();
-  const int64_t K = shape_.chain().cores();
-
-  // Kept slices per interior bond. A bond with no survivors zeroes the whole layer, so every
-  // bond then keeps one slice and the dead bond keeps its pruned entry: output stays the bias.
-  std::vector<at::Tensor> keep(K + 1);
-  bool dead = false;
-  for (int64_t k = 1; k < K; ++k) {
-    keep[k] = at::nonzero(rank_vectors_[k - 1].abs() >= options.threshold()).view({-1});
-    dead |= keep[k].numel() == 0;
-  }
-  if (dead)
-    for (int64_t k = 1; k < K; ++k)
-      keep[k] = keep[k].numel() ? keep[k].narrow(0, 0, 1) : at::zeros({1}, at::kLong);
-
-  std::vector<int64_t> ranks_after = result.ranks_before;
-  for (int64_t k = 1; k < K; ++k) ranks_after[k] = keep[k].numel();
-  // Parameters keep their Variable; gradients of the old shape or scale are dropped.
-  for (auto& p : cores_) p.mutable_grad() = at::Tensor();
-  for (auto& p : rank_vectors_) p.mutable_grad() = at::Tensor();
-  auto cut = [&](at::Tensor& param, const std::vector<std::pair<int64_t, at::Tensor>>& dims) {
-    ParamSlice slice{param, {}};
-    auto data = param.detach();
-    for (const auto& [dim, index] : dims)
-      if (index.numel() != data.size(dim)) {
-        data = data.index_select(dim, index);
-        slice.kept.emplace_back(dim, index);
-      }
-    if (slice.kept.empty()) return;
-    param.set_data(data.contiguous());
-    result.slices.push_back(std::move(slice));
-  };
-  for (int64_t k = 0; k < K; ++k) {
-    std::vector<std::pair<int64_t, at::Tensor>> dims;
-    if (k > 0) dims.emplace_back(0, keep[k]);
-    if (k + 1 < K) dims.emplace_back(2, keep[k + 1]);
-    cut(cores_[k], dims);
-  }
-  for (int64_t k = 1; k < K; ++k) cut(rank_vectors_[k - 1], {{0, keep[k]}});
-
-  if (fold && !dead)
-    for (int64_t k = 1; k < K; ++k) {
-      auto& d = rank_vectors_[k - 1];
-      cores_[k - 1].set_data(cores_[k - 1].detach() * d.detach().view({1, 1, -1}));
-      d.set_data(at::ones_like(d.detach()));
-    }
-
-  options.ranks(ranks_after);
-  shape_ = TTShape(options.in_modes(), options.out_modes(), ranks_after);
-  result.ranks_after = std::move(ranks_after);
+  auto result = truncate_chain(cores_, rank_vectors_, options.threshold(), fold);
+  options.ranks(result.ranks_after);
+  shape_ = TTShape(options.in_modes(), options.out_modes(), result.ranks_after);
   return result;
 }
 
