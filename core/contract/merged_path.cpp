@@ -1,6 +1,7 @@
 #include "core/contract/merged_path.h"
 
 #include "core/contract/thin_gemm.h"
+#include "core/util/threads.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -65,93 +66,101 @@ bool use_kernels(const at::Tensor& x, int64_t rank) {
 // Rows per chunk: a chunk of dY stays in L2 between the kernels that read it.
 constexpr int64_t kChunkRows = 48;
 
-// Splits rows [0, B) into one contiguous part per thread; fn(part, begin, end) runs in parallel.
+// Rows [0, B) in one contiguous part per thread, each at least a chunk.
+int64_t part_count(int64_t B, int threads) {
+  return std::max<int64_t>(1, std::min<int64_t>(threads, B / kChunkRows));
+}
+
+// fn(part, begin, end) on every part, one thread each: one parallel region for all the batch
+// work of a pass.
 template <typename Fn>
 void for_parts(int64_t B, int64_t parts, const Fn& fn) {
-  at::parallel_for(0, parts, 1, [&](int64_t p0, int64_t p1) {
-    for (int64_t p = p0; p < p1; ++p) fn(p, B * p / parts, B * (p + 1) / parts);
-  });
+#pragma omp parallel for num_threads(parts) schedule(static, 1) if (parts > 1)
+  for (int64_t p = 0; p < parts; ++p) fn(p, B * p / parts, B * (p + 1) / parts);
 }
 
-int64_t part_count(int64_t B) {
-  return std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), B / kChunkRows));
-}
+const float* data(const at::Tensor& t) { return t.data_ptr<float>(); }
 
-BatchForward batch_forward(const at::Tensor& x, const at::Tensor& L, const at::Tensor& R,
-                           const at::Tensor& mid, at::TensorList bias, bool kernels) {
-  const auto Rd = mid.unsqueeze(1) * R;
-  if (!kernels) {
-    auto t = at::mm(x, L);
-    return {bias.empty() ? at::mm(t, Rd) : at::addmm(bias[0], t, Rd), t};
-  }
-  const int64_t B = x.size(0), in = x.size(1), out = R.size(1), r = L.size(1);
+// Kernel path: T = X·L and Y = T·(diag(d_d)·R) + bias, chunk by chunk, rank padded with zeros.
+BatchForward kernel_forward(const at::Tensor& x, const at::Tensor& L, const at::Tensor& Rd,
+                            at::TensorList bias, int threads) {
+  const int64_t B = x.size(0), in = x.size(1), out = Rd.size(1), r = L.size(1);
   const int64_t rp = thin::padded(r);
   auto X = x.contiguous();
   auto Lp = at::constant_pad_nd(L, {0, rp - r}).contiguous();
   auto Rp = at::constant_pad_nd(Rd, {0, 0, 0, rp - r}).contiguous();
+  auto b = bias.empty() ? at::Tensor() : bias[0].contiguous();
   auto t = at::empty({B, rp}, x.options());
   auto y = at::empty({B, out}, x.options());
-  const float* xp = X.data_ptr<float>();
-  const float* bp = bias.empty() ? nullptr : bias[0].contiguous().data_ptr<float>();
+  const float* bp = b.defined() ? data(b) : nullptr;
   float* tp = t.data_ptr<float>();
   float* yp = y.data_ptr<float>();
-  for_parts(B, part_count(B), [&](int64_t, int64_t begin, int64_t end) {
-    for (int64_t b = begin; b < end; b += kChunkRows) {
-      const int64_t rows = std::min(kChunkRows, end - b);
-      thin::a_b(xp + b * in, in, rows, in, Lp.data_ptr<float>(), rp, tp + b * rp);
-      thin::a_wide(tp + b * rp, rows, rp, Rp.data_ptr<float>(), out, bp, yp + b * out, out);
+  for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; i += kChunkRows) {
+      const int64_t rows = std::min(kChunkRows, end - i);
+      thin::a_b(data(X) + i * in, in, rows, in, data(Lp), rp, tp + i * rp);
+      thin::a_wide(tp + i * rp, rows, rp, data(Rp), out, bp, yp + i * out, out);
     }
   });
   return {y, t};
 }
 
-BatchGrads batch_backward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& dy,
-                          const at::Tensor& L, const at::Tensor& R, const at::Tensor& mid,
-                          bool need_dx, bool need_bias, bool kernels) {
-  const int64_t r = L.size(1);
-  BatchGrads g;
-  if (!kernels) {
-    if (need_bias) g.dbias = dy.sum(0);
-    g.v = at::mm(t.t(), dy);
-    auto U = at::mm(dy, R.t());
-    g.xtu = at::mm(x.t(), U);
-    if (need_dx) g.dx = at::mm(U, (L * mid).t());
-    return g;
-  }
-  const int64_t B = x.size(0), in = x.size(1), out = R.size(1), rp = t.size(1);
+// Kernel path of the backward in one pass over the rows: per chunk U = dY·Rᵀ, Vᵀ += dYᵀ·T,
+// bias gradient += column sums of dY, XtU += Xᵀ·U, dX = U·(L·diag(d_d))ᵀ; per-part sums are
+// added at the end.
+BatchGrads kernel_backward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& dy,
+                           const at::Tensor& L, const at::Tensor& R, const at::Tensor& mid,
+                           bool need_dx, bool need_bias, int threads) {
+  const int64_t B = x.size(0), in = x.size(1), out = R.size(1), r = L.size(1), rp = t.size(1);
   auto X = x.contiguous();
   auto dY = dy.stride(1) == 1 ? dy : dy.contiguous();
   const int64_t ldy = dY.stride(0);
   auto Rt = at::constant_pad_nd(R.t(), {0, rp - r}).contiguous();
   auto Lmt = at::constant_pad_nd((L * mid).t(), {0, 0, 0, rp - r}).contiguous();
-  const int64_t parts = part_count(B);
-  // Per-part sums (reduced below): Vᵀ (out, rp), XtU (in, rp), bias gradient (out).
+  const int64_t parts = part_count(B, threads);
   auto vt = at::zeros({parts, out, rp}, x.options());
   auto xtu = at::zeros({parts, in, rp}, x.options());
-  auto db = need_bias ? at::zeros({parts, out}, x.options()) : at::Tensor();
+  auto db = at::zeros({parts, need_bias ? out : 0}, x.options());
+  auto u = at::empty({parts, kChunkRows, rp}, x.options());
+  BatchGrads g;
   if (need_dx) g.dx = at::empty({B, in}, x.options());
-  const float* xp = X.data_ptr<float>();
-  const float* dyp = dY.data_ptr<float>();
-  const float* tp = t.data_ptr<float>();
   float* dxp = need_dx ? g.dx.data_ptr<float>() : nullptr;
   for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
-    std::vector<float> u(kChunkRows * rp);
+    float* up = u.data_ptr<float>() + p * kChunkRows * rp;
     float* vtp = vt.data_ptr<float>() + p * out * rp;
     float* xtup = xtu.data_ptr<float>() + p * in * rp;
     float* dbp = need_bias ? db.data_ptr<float>() + p * out : nullptr;
-    for (int64_t b = begin; b < end; b += kChunkRows) {
-      const int64_t rows = std::min(kChunkRows, end - b);
-      const float* dyc = dyp + b * ldy;
-      thin::a_b(dyc, ldy, rows, out, Rt.data_ptr<float>(), rp, u.data());
-      thin::at_b_add(dyc, ldy, rows, out, tp + b * rp, rp, vtp);
+    for (int64_t i = begin; i < end; i += kChunkRows) {
+      const int64_t rows = std::min(kChunkRows, end - i);
+      const float* dyc = data(dY) + i * ldy;
+      thin::a_b(dyc, ldy, rows, out, data(Rt), rp, up);
+      thin::at_b_add(dyc, ldy, rows, out, data(t) + i * rp, rp, vtp);
       if (dbp) thin::col_sum_add(dyc, ldy, rows, out, dbp);
-      thin::at_b_add(xp + b * in, in, rows, in, u.data(), rp, xtup);
-      if (dxp) thin::a_wide(u.data(), rows, rp, Lmt.data_ptr<float>(), in, nullptr, dxp + b * in, in);
+      thin::at_b_add(data(X) + i * in, in, rows, in, up, rp, xtup);
+      if (dxp) thin::a_wide(up, rows, rp, data(Lmt), in, nullptr, dxp + i * in, in);
     }
   });
   g.v = vt.sum(0).narrow(1, 0, r).t();
   g.xtu = xtu.sum(0).narrow(1, 0, r);
   if (need_bias) g.dbias = db.sum(0);
+  return g;
+}
+
+BatchForward aten_forward(const at::Tensor& x, const at::Tensor& L, const at::Tensor& Rd,
+                          at::TensorList bias) {
+  auto t = at::mm(x, L);
+  return {bias.empty() ? at::mm(t, Rd) : at::addmm(bias[0], t, Rd), t};
+}
+
+BatchGrads aten_backward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& dy,
+                         const at::Tensor& L, const at::Tensor& R, const at::Tensor& mid,
+                         bool need_dx, bool need_bias) {
+  BatchGrads g;
+  if (need_bias) g.dbias = dy.sum(0);
+  g.v = at::mm(t.t(), dy);
+  auto U = at::mm(dy, R.t());
+  g.xtu = at::mm(x.t(), U);
+  if (need_dx) g.dx = at::mm(U, (L * mid).t());
   return g;
 }
 
@@ -161,10 +170,21 @@ class MergedPath : public torch::autograd::Function<MergedPath> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList cores,
                             at::TensorList ranks, at::TensorList bias) {
     const int64_t d = static_cast<int64_t>(cores.size()) / 2;
+    const int threads = at::get_num_threads();
+    // Merges and other small work run serially; only the batch GEMMs use threads.
+    ThreadLimit serial(1);
     auto prefix = prefix_merges(cores, ranks, d);
     auto suffix = suffix_merges(cores, ranks, d);
-    const bool kernels = use_kernels(x, prefix.back().size(1));
-    auto batch = batch_forward(x, prefix.back(), suffix.front(), ranks[d - 1], bias, kernels);
+    const auto& L = prefix.back();
+    const auto Rd = ranks[d - 1].unsqueeze(1) * suffix.front();
+    const bool kernels = use_kernels(x, L.size(1));
+    BatchForward batch;
+    if (kernels) {
+      batch = kernel_forward(x, L, Rd, bias, threads);
+    } else {
+      ThreadLimit all(threads);
+      batch = aten_forward(x, L, Rd, bias);
+    }
 
     variable_list saved{x, batch.t};
     saved.insert(saved.end(), prefix.begin(), prefix.end());
@@ -190,9 +210,18 @@ class MergedPath : public torch::autograd::Function<MergedPath> {
     const auto& R = suffix[0];
     const auto& mid = ranks[d - 1];
 
-    auto batch = batch_backward(saved[0], saved[1], grads[0], prefix[d - 1], R, mid,
-                                ctx->needs_input_grad(0), has_bias,
-                                ctx->saved_data["kernels"].toBool());
+    const int threads = at::get_num_threads();
+    ThreadLimit serial(1);
+    const bool need_dx = ctx->needs_input_grad(0);
+    BatchGrads batch;
+    if (ctx->saved_data["kernels"].toBool()) {
+      batch = kernel_backward(saved[0], saved[1], grads[0], prefix[d - 1], R, mid, need_dx,
+                              has_bias, threads);
+    } else {
+      ThreadLimit all(threads);
+      batch = aten_backward(saved[0], saved[1], grads[0], prefix[d - 1], R, mid, need_dx,
+                            has_bias);
+    }
     variable_list dcores(K), dranks(K - 1);
     dranks[d - 1] = (R * batch.v).sum(1);
     auto dL = batch.xtu * mid;

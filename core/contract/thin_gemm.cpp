@@ -5,7 +5,6 @@
 #include <array>
 #include <atomic>
 #include <utility>
-#include <vector>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COMERA_THIN_X86 1
@@ -67,15 +66,16 @@ COMERA_AVX512 void bcast_block(const float* A, int64_t sj, int64_t st, int64_t s
     }
 }
 
-// MR rows × NB vectors of C = A (MR, rp) · B[:, block] + bias. With TAIL the last vector is
+// MR rows × NB vectors of C = A (MR, rp) · B[:, block] (+ bias). With TAIL the last vector is
 // masked by `last`. (Keeping every branch compile-time lets GCC hold acc in registers.)
-template <int MR, int NB, bool TAIL>
+template <int MR, int NB, bool TAIL, bool BIAS>
 COMERA_AVX512 void wide_block(const float* A, int64_t rp, const float* B, int64_t n,
                               const float* bias, float* C, int64_t ldc, __mmask16 last) {
   __m512 acc[MR][NB];
   for (int v = 0; v < NB; ++v) {
-    const __m512 init = TAIL && v == NB - 1 ? _mm512_maskz_loadu_ps(last, bias + 16 * v)
-                                            : _mm512_loadu_ps(bias + 16 * v);
+    const __m512 init = !BIAS ? _mm512_setzero_ps()
+                        : TAIL && v == NB - 1 ? _mm512_maskz_loadu_ps(last, bias + 16 * v)
+                                              : _mm512_loadu_ps(bias + 16 * v);
     for (int i = 0; i < MR; ++i) acc[i][v] = init;
   }
   for (int64_t p = 0; p < rp; ++p) {
@@ -106,9 +106,9 @@ template <int NV, bool ADD, int... I>
 constexpr std::array<BcastBlock, sizeof...(I)> bcast_blocks(std::integer_sequence<int, I...>) {
   return {&bcast_block<NV, I + 1, ADD>...};
 }
-template <int NB, bool TAIL, int... I>
+template <int NB, bool TAIL, bool BIAS, int... I>
 constexpr std::array<WideBlock, sizeof...(I)> wide_blocks(std::integer_sequence<int, I...>) {
-  return {&wide_block<I + 1, NB, TAIL>...};
+  return {&wide_block<I + 1, NB, TAIL, BIAS>...};
 }
 
 template <int NV>
@@ -129,14 +129,34 @@ void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, 
 
 constexpr int kWideRows = 6;
 
-template <int NB, bool TAIL>
+template <int NB, bool TAIL, bool BIAS>
 void wide_nb(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
              float* C, int64_t ldc, int64_t col, __mmask16 last) {
   static constexpr auto blocks =
-      wide_blocks<NB, TAIL>(std::make_integer_sequence<int, kWideRows>{});
+      wide_blocks<NB, TAIL, BIAS>(std::make_integer_sequence<int, kWideRows>{});
   for (int64_t i = 0; i < m; i += kWideRows)
-    blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * rp, rp, B + col, n, bias + col,
+    blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * rp, rp, B + col, n,
+                                                     BIAS ? bias + col : nullptr,
                                                      C + i * ldc + col, ldc, last);
+}
+
+// Column blocks of 64, then one masked block for the rest.
+template <bool BIAS>
+void wide_all(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
+              float* C, int64_t ldc) {
+  constexpr int64_t kBlock = 64;
+  int64_t col = 0;
+  for (; col + kBlock <= n; col += kBlock)
+    wide_nb<4, false, BIAS>(A, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
+  const int64_t rest = n - col;
+  if (rest == 0) return;
+  const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
+  switch ((rest + 15) / 16) {
+    case 1: return wide_nb<1, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    case 2: return wide_nb<2, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    case 3: return wide_nb<3, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    default: return wide_nb<4, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+  }
 }
 
 // Row-major order (columns of a row are contiguous): strided column walks thrash the TLB.
@@ -186,24 +206,10 @@ void at_b_add(const float* A, int64_t lda, int64_t m, int64_t k, const float* B,
 void a_wide(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
             float* C, int64_t ldc) {
   check_padded(rp);
-  std::vector<float> zeros;
-  if (!bias) {
-    zeros.assign(n, 0.0f);
-    bias = zeros.data();
-  }
-  constexpr int64_t kBlock = 64;
-  int64_t col = 0;
-  for (; col + kBlock <= n; col += kBlock)
-    wide_nb<4, false>(A, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
-  const int64_t rest = n - col;
-  if (rest == 0) return;
-  const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
-  switch ((rest + 15) / 16) {
-    case 1: return wide_nb<1, true>(A, m, rp, B, n, bias, C, ldc, col, last);
-    case 2: return wide_nb<2, true>(A, m, rp, B, n, bias, C, ldc, col, last);
-    case 3: return wide_nb<3, true>(A, m, rp, B, n, bias, C, ldc, col, last);
-    default: return wide_nb<4, true>(A, m, rp, B, n, bias, C, ldc, col, last);
-  }
+  if (bias)
+    wide_all<true>(A, m, rp, B, n, bias, C, ldc);
+  else
+    wide_all<false>(A, m, rp, B, n, bias, C, ldc);
 }
 
 void col_sum_add(const float* A, int64_t lda, int64_t m, int64_t n, float* s) {
