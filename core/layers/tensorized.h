@@ -48,4 +48,12 @@ class Tensorized {
 // d with pruned entries zeroed (differentiable in the surviving entries).
 at::Tensor masked_rank_vector(const at::Tensor& d, double threshold);
 
+// Tensorized::truncate for any chain whose core k has its left bond on dim 0 and its right bond
+// on its last dim (rank vector d_k between cores k-1 and k, 0-based). Slices in place with
+// set_data and drops every gradient. A bond with no survivors zeroes the whole layer: every bond
+// then keeps one slice, the dead one its pruned entry (nothing is folded). The caller updates
+// its shape to ranks_after.
+TruncationResult truncate_chain(std::vector<at::Tensor>& cores,
+                                std::vector<at::Tensor>& rank_vectors, double threshold, bool fold);
+
 }  // namespace comera

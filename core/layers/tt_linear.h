@@ -1,5 +1,7 @@
 #pragma once
 // Linear layer whose weight lives in tensor-train form with learnable rank vectors (METHOD §1).
+// Parameters: "core0".."core{2d-1}" (r_{k-1}, s_k, r_k), "rank1".."rank{2d-1}" (d_k, applied
+// masked: |d| < threshold counts as 0), "bias". The forward runs the merged path (METHOD §4).
 #include "core/formats/tt_shape.h"
 #include "core/layers/tensorized.h"
 
@@ -42,6 +44,10 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
   std::vector<at::Tensor> cores() const override { return cores_; }
   double threshold() const override { return options.threshold(); }
   int64_t dense_equivalent() const override;
+  // Clears the gradients of every core and rank vector. Also updates options.ranks() so that clone() rebuilds the truncated shape. A bond with no
+  // surviving entry makes the layer output its bias alone; truncation then keeps one slice on
+  // every bond (rank 1 everywhere, the dead bond's entry still pruned, nothing folded), so the
+  // layer stays valid, cheap, and exactly bias-only with zero gradients.
   TruncationResult truncate(bool fold = false) override;
 
   TTLinearOptions options;

@@ -1,0 +1,24 @@
+#pragma once
+// The merged contraction path of a TT matrix (METHOD §4), for any d >= 1: merge the input-side
+// cores into L (in, r_d) and the output-side cores into R (r_d, out), then Y = (X·L)·diag(d_d)·R
+// + bias. Batch work is B·r_d·(in+out) multiply-adds forward and twice that backward; W is never
+// formed.
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+#include <vector>
+
+namespace comera {
+
+// x: (B, in). cores: the 2d cores (r_{k-1}, s_k, r_k). ranks: the 2d-1 rank vectors as applied
+// (already masked). bias: (out) or undefined. Differentiable in x, every core, every rank vector
+// and the bias through an analytic backward that reuses the saved partial merges.
+at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
+                       const std::vector<at::Tensor>& ranks, const at::Tensor& bias);
+
+// Multiply-adds of one forward + backward of merged_path at batch B (core merges included).
+// sizes: s_1..s_2d; ranks: r_0..r_2d.
+int64_t merged_path_macs(const std::vector<int64_t>& sizes, const std::vector<int64_t>& ranks,
+                         int64_t batch);
+
+}  // namespace comera

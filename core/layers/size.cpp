@@ -1,0 +1,122 @@
+#include "core/layers/size.h"
+
+#include "core/util/error.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/module.h>
+
+#include <unordered_set>
+#include <utility>
+
+namespace comera {
+
+namespace {
+
+// Every tensorized layer of the tree with its module path ("" for the root itself).
+std::vector<std::pair<std::string, const Tensorized*>> tensorized_layers(
+    const torch::nn::Module& model) {
+  std::vector<std::pair<std::string, const Tensorized*>> out;
+  if (auto* t = dynamic_cast<const Tensorized*>(&model)) out.emplace_back("", t);
+  for (const auto& item : model.named_modules("", /*include_self=*/false))
+    if (auto* t = dynamic_cast<const Tensorized*>(item.value().get())) out.emplace_back(item.key(), t);
+  return out;
+}
+
+int64_t surviving(const at::Tensor& d, double threshold) {
+  return (d.abs() >= threshold).sum().item<int64_t>();
+}
+
+}  // namespace
+
+SurrogateKind parse_surrogate_kind(const std::string& name) {
+  if (name == "weighted") return SurrogateKind::Weighted;
+  if (name == "mean") return SurrogateKind::Mean;
+  throw Error("unknown size surrogate '" + name + "'; use 'weighted' (the paper's l1 size) or "
+              "'mean' (mean |d|, as in the authors' code)");
+}
+
+std::vector<int64_t> effective_ranks(const Tensorized& layer) {
+  std::vector<int64_t> ranks = layer.chain().ranks();
+  const auto ds = layer.rank_vectors();
+  for (size_t k = 0; k < ds.size(); ++k) ranks[k + 1] = surviving(ds[k], layer.threshold());
+  return ranks;
+}
+
+int64_t exact_size(const Tensorized& layer) {
+  const auto ranks = effective_ranks(layer);
+  const auto& chain = layer.chain();
+  int64_t total = 0;
+  for (int64_t k = 0; k < chain.cores(); ++k) {
+    if (ranks[k + 1] == 0) return 0;
+    total += ranks[k] * chain.core_size(k) * ranks[k + 1];
+  }
+  return total;
+}
+
+double ModelSize::compression() const {
+  return total_params > 0 ? static_cast<double>(dense_model_params) / total_params : 0.0;
+}
+
+double ModelSize::megabytes() const { return total_params * 4.0 / 1e6; }
+
+ModelSize model_size(const torch::nn::Module& model) {
+  ModelSize size;
+  std::unordered_set<const void*> tensorized_params;
+  for (const auto& [name, layer] : tensorized_layers(model)) {
+    LayerSize l;
+    l.name = name;
+    l.kind = layer->layer_kind();
+    l.ranks = effective_ranks(*layer);
+    l.exact = exact_size(*layer);
+    for (size_t k = 1; k + 1 < l.ranks.size(); ++k) l.rank_params += l.ranks[k];
+    l.dense_equivalent = layer->dense_equivalent();
+    for (const auto& p : layer->cores()) tensorized_params.insert(p.unsafeGetTensorImpl());
+    for (const auto& p : layer->rank_vectors()) tensorized_params.insert(p.unsafeGetTensorImpl());
+    size.tensorized += l.exact;
+    size.rank_params += l.rank_params;
+    size.dense_model_params += l.dense_equivalent;
+    size.layers.push_back(std::move(l));
+  }
+  std::unordered_set<const void*> seen;
+  for (const auto& p : model.parameters(/*recurse=*/true)) {
+    const void* impl = p.unsafeGetTensorImpl();
+    if (tensorized_params.count(impl) || !seen.insert(impl).second) continue;
+    size.dense_params += p.numel();
+  }
+  size.total_params = size.tensorized + size.rank_params + size.dense_params;
+  size.dense_model_params += size.dense_params;
+  return size;
+}
+
+at::Tensor surrogate_size(const torch::nn::Module& model, SurrogateKind kind) {
+  at::Tensor total;  // undefined while nothing is summed
+  auto add = [&total](const at::Tensor& x) { total = total.defined() ? total + x : x; };
+  int64_t count = 0;
+  for (const auto& entry : tensorized_layers(model)) {
+    const Tensorized& layer = *entry.second;
+    const double threshold = layer.threshold();
+    std::vector<at::Tensor> norms;  // ||d_k||_1 of the masked d, k = 1..K-1
+    for (const auto& d : layer.rank_vectors()) {
+      norms.push_back(masked_rank_vector(d, threshold).abs().sum());
+      count += surviving(d, threshold);
+    }
+    if (kind == SurrogateKind::Mean) {
+      for (const auto& n : norms) add(n);
+      continue;
+    }
+    const auto& chain = layer.chain();
+    const auto options = layer.cores().front().options();
+    for (int64_t k = 0; k < chain.cores(); ++k) {
+      at::Tensor term = at::full({}, static_cast<double>(chain.core_size(k)), options);
+      if (k > 0) term = term * norms[k - 1];
+      if (k + 1 < chain.cores()) term = term * norms[k];
+      add(term);
+    }
+  }
+  if (!total.defined()) return at::zeros({});
+  // With nothing surviving, the masked norms (and so total) are already 0.
+  if (kind == SurrogateKind::Mean && count > 0) return total / static_cast<double>(count);
+  return total;
+}
+
+}  // namespace comera
