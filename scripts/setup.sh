@@ -8,6 +8,7 @@ packages=(
   libtorch-dev               # LibTorch 1.13.1 (CPU)
   libopenblas0-openmp        # without it LibTorch calls the reference BLAS (~40x slower GEMMs)
   libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcxxopts-dev catch2
+  libssl-dev                 # SHA-256 of canonical configs (OpenSSL libcrypto)
   libtcmalloc-minimal4       # keeps large step temporaries mapped between steps
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the default pair task

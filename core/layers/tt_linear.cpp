@@ -1,5 +1,6 @@
 #include "core/layers/tt_linear.h"
 
+#include "core/contract/executor.h"
 #include "core/contract/merged_path.h"
 #include "core/util/error.h"
 
@@ -59,7 +60,8 @@ at::Tensor TTLinearImpl::forward(const at::Tensor& x) {
   std::vector<at::Tensor> masked;
   masked.reserve(rank_vectors_.size());
   for (const auto& d : rank_vectors_) masked.push_back(masked_rank_vector(d, options.threshold()));
-  auto y = merged_path(x.reshape({-1, in}), cores_, masked, bias);
+  auto y = plan_ ? contract::plan_path(plan_, x.reshape({-1, in}), cores_, masked, bias)
+                 : merged_path(x.reshape({-1, in}), cores_, masked, bias);
   auto out_shape = x.sizes().vec();
   out_shape.back() = shape_.out_features();
   return y.view(out_shape);

@@ -10,9 +10,14 @@
 #include <torch/nn/pimpl.h>
 
 #include <cstdint>
+#include <memory>
 #include <vector>
 
 namespace comera {
+
+namespace contract {
+struct ContractionPlan;
+}
 
 struct TTLinearOptions {
   // ranks: 2d+1 entries with boundary 1s.
@@ -37,6 +42,10 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
   void pretty_print(std::ostream& stream) const override;
 
   const TTShape& shape() const { return shape_; }
+  // Contraction plan for forward and backward (core/contract/plan.h, chosen by the tuner);
+  // null, the default, is the merged path. A plan depends on d only, so it survives truncation.
+  void set_plan(std::shared_ptr<const contract::ContractionPlan> plan) { plan_ = std::move(plan); }
+  const std::shared_ptr<const contract::ContractionPlan>& plan() const { return plan_; }
 
   std::string layer_kind() const override { return "tt_linear"; }
   const CoreChain& chain() const override { return shape_.chain(); }
@@ -57,6 +66,7 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
   TTShape shape_;
   std::vector<at::Tensor> cores_;         // core k: (r_{k-1}, s_k, r_k)
   std::vector<at::Tensor> rank_vectors_;  // d_k: (r_k), k = 1..2d-1
+  std::shared_ptr<const contract::ContractionPlan> plan_;
 };
 
 TORCH_MODULE(TTLinear);

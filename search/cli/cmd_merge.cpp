@@ -1,0 +1,55 @@
+// `comera merge A.db B.db -o C.db`: several results databases into one, without duplicates.
+#include "core/util/error.h"
+#include "search/cli/command.h"
+#include "search/store/merge.h"
+#include "search/store/results_db.h"
+
+#include <chrono>
+#include <filesystem>
+#include <iostream>
+
+namespace comera::cli {
+namespace {
+
+int run(int argc, char** argv) {
+  auto options = make_options(
+      "merge",
+      "Merge results databases into one (created if missing). Trials match by id across "
+      "copies or by study + config hash; the more finished copy is kept");
+  options.add_options()("inputs", "Databases to merge", cxxopts::value<std::vector<std::string>>())(
+      "o,output", "Destination database", cxxopts::value<std::string>());
+  options.parse_positional({"inputs"});
+  options.positional_help("A.db B.db ...");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  if (!parsed->count("inputs") || !parsed->count("output"))
+    throw Error("give inputs and -o, e.g. comera merge a.db b.db -o all.db");
+  const std::string output = (*parsed)["output"].as<std::string>();
+  auto into = store::ResultsDb::open(output);
+  for (const auto& input : (*parsed)["inputs"].as<std::vector<std::string>>()) {
+    if (std::filesystem::exists(input) && std::filesystem::equivalent(input, output)) {
+      std::cout << input << ": is the destination, skipped\n";
+      continue;
+    }
+    auto from = store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly);
+    // One progress line per second on stderr, so large merges show they are moving.
+    auto last = std::chrono::steady_clock::now();
+    const auto c = store::merge_database(
+        into, from, [&](const std::string& study, int64_t done, int64_t total) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last < std::chrono::seconds(1)) return;
+          last = now;
+          std::cerr << input << ": study " << study << ", " << done << "/" << total << " trials\n";
+        });
+    std::cout << input << ": " << c.trials_added << " trials added, " << c.trials_replaced
+              << " replaced by a more finished copy, " << c.trials_skipped << " already present; "
+              << c.studies_added << " studies and " << c.kernel_choices_copied
+              << " kernel choices added\n";
+  }
+  return 0;
+}
+
+Register reg("merge", "Merge results databases without duplicates (A.db B.db -o C.db)", run);
+
+}  // namespace
+}  // namespace comera::cli

@@ -1,0 +1,66 @@
+// `comera pareto`: the non-dominated trials of a study, their hypervolume, and a plot.
+#include "core/util/error.h"
+#include "search/cli/command.h"
+#include "search/cli/db_option.h"
+#include "search/pareto/front_report.h"
+
+#include <iostream>
+
+namespace comera::cli {
+namespace {
+
+int run(int argc, char** argv) {
+  auto options = make_options(
+      "pareto", "The Pareto front of a study's finished trials, with its hypervolume");
+  add_db_option(options);
+  options.add_options()("study", "Study name", cxxopts::value<std::string>())(
+      "objectives", "name:min|max,... (default: the study's own)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "where", "COLUMN OP VALUE (OP: = != < <= > >=); repeat to combine, e.g. --where kind=late",
+      cxxopts::value<std::vector<std::string>>())(
+      "ref", "Reference point for the hypervolume, one value per objective (default: the worst "
+             "finite values plus 10% of their range)",
+      cxxopts::value<std::vector<double>>())(
+      "format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"))(
+      "all", "Every finished trial, with a 'front' column, not just the front")(
+      "plot", "Draw the first two objectives into this PNG (front, dominated trials, published "
+              "figures)", cxxopts::value<std::string>()->default_value(""))(
+      "json", "The same as --format json");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  const auto& r = *parsed;
+  if (!r.count("study")) throw Error("give --study NAME (comera runs list shows the studies)");
+  const std::string format = r.count("json") ? "json" : r["format"].as<std::string>();
+  if (format != "table" && format != "csv" && format != "json")
+    throw Error("--format " + format + " is not known: use table, csv or json");
+
+  pareto::FrontQuery query;
+  query.study = r["study"].as<std::string>();
+  query.objectives = r["objectives"].as<std::string>();
+  if (r.count("where"))
+    for (const auto& text : r["where"].as<std::vector<std::string>>())
+      query.where.push_back(pareto::parse_condition(text));
+  if (r.count("ref")) query.reference = r["ref"].as<std::vector<double>>();
+
+  auto db = store::ResultsDb::open(db_path(r), store::ResultsDb::Mode::ReadOnly);
+  const auto result = pareto::study_front(db, query);
+  const bool all = r.count("all") > 0;
+  if (format == "table")
+    pareto::write_front_text(std::cout, result, all);
+  else if (format == "csv")
+    pareto::write_front_csv(std::cout, result, all);
+  else
+    std::cout << pareto::front_json(result, all).dump(2) << "\n";
+
+  const std::string png = r["plot"].as<std::string>();
+  if (!png.empty()) {
+    pareto::write_png(pareto::front_plot(result), png);
+    std::cerr << "wrote " << png << "\n";
+  }
+  return 0;
+}
+
+Register reg("pareto", "Pareto front of a study, hypervolume, plot (--plot FILE.png)", run);
+
+}  // namespace
+}  // namespace comera::cli

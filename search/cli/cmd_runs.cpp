@@ -1,0 +1,169 @@
+// `comera runs list` and `comera runs show`: trials of the results database (sweep trials and
+// plain `comera train` runs, which live in the "runs" study).
+#include "core/util/error.h"
+#include "search/cli/command.h"
+#include "search/cli/db_option.h"
+#include "search/store/epoch_metrics.h"
+#include "search/store/flat_table.h"
+#include "search/store/layer_ranks.h"
+#include "search/store/objectives.h"
+#include "search/store/results_db.h"
+#include "search/store/stored_real.h"
+#include "search/store/trials.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Statement.h>
+#include <nlohmann/json.hpp>
+
+#include <iostream>
+#include <set>
+
+namespace comera::cli {
+namespace {
+
+using store::FlatTable;
+
+nlohmann::json objectives_json(const store::ObjectiveValues& values) {
+  nlohmann::json out = nlohmann::json::object();
+  for (const auto& [name, value] : values) out[name] = FlatTable::real(value);
+  return out;
+}
+
+int64_t epoch_count(store::ResultsDb& db, int64_t trial_id) {
+  SQLite::Statement count(db.sql(), "SELECT COUNT(*) FROM epochs WHERE trial_id = ?");
+  count.bind(1, trial_id);
+  count.executeStep();
+  return count.getColumn(0).getInt64();
+}
+
+int list(int argc, char** argv) {
+  auto options = make_options("runs list", "List trials and runs with their state and objectives");
+  add_db_option(options);
+  options.add_options()("study", "Only this study (plain training runs: 'runs')",
+                        cxxopts::value<std::string>()->default_value(""))(
+      "json", "Machine-readable output");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  auto db = store::ResultsDb::open(db_path(*parsed), store::ResultsDb::Mode::ReadOnly);
+  FlatTable table;
+  table.columns = {"id",     "study",      "number",     "state", "seed",
+                   "epochs", "objectives", "started_at", "worker"};
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto& t : store::list_trials(db, (*parsed)["study"].as<std::string>())) {
+    const auto values = store::read_objectives(db.sql(), t.id);
+    std::string summary;
+    for (const auto& [name, value] : values)
+      summary += (summary.empty() ? "" : " ") + name + "=" + store::format_real(value);
+    const nlohmann::json seed = t.seed ? nlohmann::json(*t.seed) : nlohmann::json();
+    const int64_t epochs = epoch_count(db, t.id);
+    table.rows.push_back({t.id, t.study, t.number, store::to_string(t.state), seed, epochs, summary,
+                          t.started_at, t.worker});
+    rows.push_back({{"id", t.id},
+                    {"study", t.study},
+                    {"number", t.number},
+                    {"replica", t.replica},
+                    {"state", store::to_string(t.state)},
+                    {"seed", seed},
+                    {"epochs", epochs},
+                    {"objectives", objectives_json(values)},
+                    {"config_hash", t.config_hash},
+                    {"started_at", t.started_at},
+                    {"ended_at", t.ended_at},
+                    {"worker", t.worker}});
+  }
+  if (parsed->count("json"))
+    std::cout << rows.dump(2) << std::endl;
+  else if (rows.empty())
+    std::cout << "no trials in " << db.path() << "\n";
+  else
+    store::write_text(std::cout, table);
+  return 0;
+}
+
+FlatTable epoch_table(store::ResultsDb& db, const std::vector<store::EpochRecord>& epochs) {
+  std::set<std::string> seen;
+  for (const auto& e : epochs)
+    for (const auto& [name, value] : e.metrics) seen.insert(name);
+  const auto names = store::ordered_metric_names(db.sql(), seen);
+  FlatTable table;
+  table.columns = {"epoch", "step", "stage"};
+  table.columns.insert(table.columns.end(), names.begin(), names.end());
+  for (const auto& e : epochs) {
+    std::vector<nlohmann::json> row = {e.epoch, e.step, e.stage};
+    for (const auto& name : names) {
+      auto it = e.metrics.find(name);
+      row.push_back(it == e.metrics.end() ? nlohmann::json() : FlatTable::real(it->second));
+    }
+    table.rows.push_back(std::move(row));
+  }
+  return table;
+}
+
+int show(int argc, char** argv) {
+  auto options = make_options("runs show",
+                              "One trial: config, environment, metrics per epoch, final "
+                              "objectives, layer ranks");
+  add_db_option(options);
+  options.add_options()("id", "Trial id (the first column of `comera runs list`)",
+                        cxxopts::value<int64_t>())("json", "Machine-readable output");
+  options.parse_positional({"id"});
+  options.positional_help("ID");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  if (!parsed->count("id")) throw Error("give a trial id, e.g. comera runs show 3");
+  auto db = store::ResultsDb::open(db_path(*parsed), store::ResultsDb::Mode::ReadOnly);
+  const int64_t id = (*parsed)["id"].as<int64_t>();
+  const auto trial = store::load_trial(db, id);
+  if (!trial)
+    throw Error("no trial " + std::to_string(id) + " in " + db.path() +
+                ": see `comera runs list --db " + db.path() + "`");
+  const auto epochs = store::read_epochs(db.sql(), id);
+  const auto ranks = store::read_layer_ranks(db.sql(), id);
+  const auto values = store::read_objectives(db.sql(), id);
+  if (parsed->count("json")) {
+    nlohmann::json out = store::to_json(*trial);
+    out["objectives"] = objectives_json(values);
+    out["epochs"] = store::to_json(epoch_table(db, epochs));
+    out["ranks"] = nlohmann::json::object();
+    for (const auto& [epoch, layers] : ranks)
+      for (const auto& layer : layers)
+        out["ranks"][std::to_string(epoch)].push_back(
+            {{"layer", layer.layer}, {"ranks", layer.ranks}, {"size", layer.size}});
+    std::cout << out.dump(2) << std::endl;
+    return 0;
+  }
+  const auto& t = *trial;
+  std::cout << "trial " << t.id << ": study " << t.study << " #" << t.number
+            << (t.replica ? " (repeat " + std::to_string(t.replica) + ")" : "") << ", "
+            << store::to_string(t.state) << ", " << t.attempts << " attempt(s)\n"
+            << "  started " << t.started_at << ", ended " << t.ended_at << ", worker " << t.worker
+            << "\n";
+  if (t.environment) std::cout << "  environment " << t.environment->to_json().dump() << "\n";
+  if (!t.error.empty()) std::cout << "  error: " << t.error << "\n";
+  std::cout << "config (" << t.config_hash.substr(0, 12) << "):\n" << t.config.dump(2) << "\n";
+  std::cout << "objectives:";
+  for (const auto& [name, value] : values)
+    std::cout << " " << name << "=" << store::format_real(value);
+  std::cout << (values.empty() ? " none yet\n" : "\n");
+  if (!epochs.empty()) {
+    std::cout << "epochs:\n";
+    store::write_text(std::cout, epoch_table(db, epochs));
+  }
+  if (!ranks.empty()) {
+    const auto& [epoch, layers] = *ranks.rbegin();
+    std::cout << "ranks at epoch " << epoch << " (" << ranks.size()
+              << " epoch(s) recorded; --json shows all):\n";
+    FlatTable table;
+    table.columns = {"layer", "ranks", "size"};
+    for (const auto& layer : layers)
+      table.rows.push_back({layer.layer, store::format_ranks(layer.ranks), layer.size});
+    store::write_text(std::cout, table);
+  }
+  return 0;
+}
+
+Register reg_list("runs list", "List trials and training runs (--study, --json)", list);
+Register reg_show("runs show", "One trial: config, per-epoch metrics, objectives, ranks", show);
+
+}  // namespace
+}  // namespace comera::cli

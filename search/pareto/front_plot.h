@@ -1,0 +1,30 @@
+#pragma once
+// A two-objective Pareto plot drawn by gnuplot into a PNG: the front as an attainment staircase,
+// the dominated trials as open circles, and published figures overlaid (a point where both
+// values are known, a dashed line where only one is).
+#include <string>
+#include <vector>
+
+namespace comera::pareto {
+
+struct PlotPoint {
+  double x = 0, y = 0;
+  std::string label;  // drawn beside front points ("" for none)
+};
+
+struct FrontPlot {
+  std::string title, x_label, y_label;
+  bool x_minimised = true, y_minimised = true;
+  std::vector<PlotPoint> front, dominated;
+  // x or y NaN: the published figure gives only the other value.
+  std::vector<PlotPoint> published;
+};
+
+// The gnuplot program (data inline) that writes the plot to png_path. Axes whose positive values
+// span more than two decades are logarithmic; non-finite points are left out.
+std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path);
+
+// Runs gnuplot (pngcairo terminal); throws comera::Error when gnuplot is missing or fails.
+void write_png(const FrontPlot& plot, const std::string& png_path);
+
+}  // namespace comera::pareto

@@ -1,0 +1,79 @@
+#include "search/pareto/front_report.h"
+
+#include "search/store/flat_table.h"
+
+#include <cmath>
+#include <cstdio>
+#include <sstream>
+
+namespace comera::pareto {
+
+namespace {
+
+std::string short_number(double x) {
+  if (std::isnan(x)) return "nan";
+  if (std::isinf(x)) return x > 0 ? "inf" : "-inf";
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", x);
+  return text;
+}
+
+// The rows to show: the front (best first in the first objective), or every trial with a
+// "front" column.
+store::FlatTable rows(const FrontResult& result, bool all) {
+  if (!all) return front_rows(result);
+  store::FlatTable table = result.trials;
+  table.columns.insert(table.columns.begin() + 1, "front");
+  for (size_t i = 0; i < table.rows.size(); ++i)
+    table.rows[i].insert(table.rows[i].begin() + 1, result.on_front[i] ? "*" : "");
+  return table;
+}
+
+}  // namespace
+
+std::string front_summary(const FrontResult& result) {
+  size_t on_front = 0;
+  for (bool f : result.on_front) on_front += f;
+  std::ostringstream s;
+  s << "study " << result.study << ": " << result.values.size() << " finished trials";
+  if (result.unfinished) s << " (" << result.unfinished << " not finished, left out)";
+  s << ", " << on_front << " on the Pareto front of";
+  for (size_t k = 0; k < result.objectives.size(); ++k)
+    s << (k ? ", " : " ") << result.objectives[k].name << " ("
+      << (result.objectives[k].minimize ? "min" : "max") << ")";
+  if (result.reference.empty()) return s.str();
+  s << "\nhypervolume " << short_number(result.hypervolume) << " against the reference point (";
+  for (size_t k = 0; k < result.reference.size(); ++k)
+    s << (k ? ", " : "") << short_number(result.reference[k]);
+  s << ")";
+  return s.str();
+}
+
+void write_front_text(std::ostream& out, const FrontResult& result, bool all) {
+  store::FlatTable table = rows(result, all);
+  for (auto& row : table.rows)
+    for (auto& cell : row)
+      if (cell.is_number_float()) cell = short_number(cell.get<double>());
+  out << front_summary(result) << "\n\n";
+  store::write_text(out, table);
+}
+
+void write_front_csv(std::ostream& out, const FrontResult& result, bool all) {
+  store::write_csv(out, rows(result, all));
+}
+
+nlohmann::json front_json(const FrontResult& result, bool all) {
+  nlohmann::json objectives = nlohmann::json::array();
+  for (const auto& o : result.objectives) objectives.push_back(o.name + (o.minimize ? ":min" : ":max"));
+  nlohmann::json reference = nlohmann::json::array();
+  for (double r : result.reference) reference.push_back(store::FlatTable::real(r));
+  return {{"study", result.study},
+          {"objectives", objectives},
+          {"finished", result.values.size()},
+          {"unfinished", result.unfinished},
+          {"reference", reference},
+          {"hypervolume", store::FlatTable::real(result.hypervolume)},
+          {all ? "trials" : "front", store::to_json(rows(result, all))}};
+}
+
+}  // namespace comera::pareto

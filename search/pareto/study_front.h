@@ -1,0 +1,47 @@
+#pragma once
+// The Pareto front of a study's finished trials (complete or diverged) under chosen objectives,
+// with its hypervolume: what `comera pareto` prints and plots.
+#include "search/pareto/front_plot.h"
+#include "search/pareto/hypervolume.h"
+#include "search/pareto/row_filter.h"
+#include "search/store/results_db.h"
+#include "search/store/studies.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+#include <vector>
+
+namespace comera::pareto {
+
+struct FrontQuery {
+  std::string study;
+  std::string objectives;          // "eval_loss:min,size:min"; "" = the study's own
+  std::vector<Condition> where;
+  std::vector<double> reference;   // in the objectives' own units; empty = default_reference
+};
+
+struct FrontResult {
+  std::string study;
+  std::vector<store::Objective> objectives;
+  // One row per finished trial meeting the conditions: trial, kind, state, the point's labels,
+  // the objectives asked for, then the trial's other recorded objectives.
+  store::FlatTable trials;
+  std::vector<Point> values;       // per row, the objectives asked for, as recorded
+  std::vector<bool> on_front;      // per row
+  Point reference;                 // as recorded (not negated)
+  double hypervolume = 0;
+  size_t unfinished = 0;           // trials meeting the conditions that are not finished
+  nlohmann::json published;        // the study spec's published figures
+};
+
+FrontResult study_front(store::ResultsDb& db, const FrontQuery& query);
+
+// The front rows only, best first in the first objective.
+store::FlatTable front_rows(const FrontResult& result);
+
+// The first two objectives as a plot, front points labelled "#trial", published figures overlaid
+// where they give one of the two objectives.
+FrontPlot front_plot(const FrontResult& result);
+
+}  // namespace comera::pareto

@@ -1,0 +1,171 @@
+#include "search/store/merge.h"
+
+#include "core/util/error.h"
+#include "search/store/canonical_json.h"
+#include "search/store/epoch_metrics.h"
+#include "search/store/kernel_choices.h"
+#include "search/store/layer_ranks.h"
+#include "search/store/objectives.h"
+#include "search/store/studies.h"
+#include "search/store/trials.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Statement.h>
+
+namespace comera::store {
+
+namespace {
+
+// How finished a state is: a merge keeps the more finished copy of a config.
+int progress(TrialState state) {
+  switch (state) {
+    case TrialState::Queued:
+      return 0;
+    case TrialState::Running:
+      return 1;
+    case TrialState::Failed:
+    case TrialState::Killed:
+      return 2;
+    case TrialState::Diverged:
+      return 3;
+    case TrialState::Complete:
+      return 4;
+  }
+  return 0;
+}
+
+int64_t merge_study(ResultsDb& into, const Study& study, MergeCounts& counts) {
+  if (auto existing = find_study(into, study.name)) {
+    if (existing->objectives != study.objectives)
+      throw Error("study '" + study.name + "' has objectives '" + study.objectives + "' in " +
+                  "the source but '" + existing->objectives + "' in " + into.path() +
+                  ": rename one of the studies before merging");
+    return existing->id;
+  }
+  into.write([&] {
+    SQLite::Statement insert(into.sql(),
+                             "INSERT INTO studies (name, spec, objectives, created_at) VALUES "
+                             "(?, ?, ?, ?)");
+    insert.bind(1, study.name);
+    insert.bind(2, canonical_json(study.spec));
+    insert.bind(3, study.objectives);
+    insert.bind(4, study.created_at);
+    insert.exec();
+  });
+  ++counts.studies_added;
+  return find_study(into, study.name)->id;
+}
+
+// Copies a trial with all it recorded (caller holds the write transaction).
+void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id, int64_t number,
+                int64_t replica) {
+  SQLite::Statement insert(
+      into.sql(),
+      "INSERT INTO trials (uid, study_id, number, replica, config, config_hash, seed, state, "
+      "attempts, created_at, started_at, ended_at, heartbeat_at, error, worker, git_commit, "
+      "git_dirty, torch_version, device, threads, host) VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, "
+      "NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), NULLIF(?, ''), ?, ?, ?, ?, ?, "
+      "?)");
+  insert.bind(1, t.uid);
+  insert.bind(2, study_id);
+  insert.bind(3, number);
+  insert.bind(4, replica);
+  insert.bind(5, canonical_json(t.config));
+  insert.bind(6, t.config_hash);
+  if (t.seed) insert.bind(7, *t.seed);
+  insert.bind(8, to_string(t.state));
+  insert.bind(9, t.attempts);
+  insert.bind(10, t.created_at);
+  insert.bind(11, t.started_at);
+  insert.bind(12, t.ended_at);
+  insert.bind(13, t.heartbeat_at);
+  insert.bind(14, t.error);
+  insert.bind(15, t.worker);
+  if (const auto& env = t.environment) {
+    insert.bind(16, env->git_commit);
+    insert.bind(17, env->git_dirty ? 1 : 0);
+    insert.bind(18, env->torch_version);
+    insert.bind(19, env->device);
+    insert.bind(20, env->threads);
+    insert.bind(21, env->host);
+  }
+  insert.exec();
+  const int64_t id = into.sql().getLastInsertRowid();
+  for (const auto& epoch : read_epochs(from.sql(), t.id)) write_epoch(into.sql(), id, epoch);
+  for (const auto& [epoch, layers] : read_layer_ranks(from.sql(), t.id))
+    write_layer_ranks(into.sql(), id, epoch, layers);
+  write_objectives(into.sql(), id, read_objectives(from.sql(), t.id));
+}
+
+enum class Outcome { Added, Replaced, Skipped };
+
+Outcome merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id) {
+  return into.write([&] {
+    // The same trial (a copy of this file was worked on elsewhere), else the same config.
+    SQLite::Statement match(into.sql(),
+                            "SELECT id, number, replica, state, 0 AS by FROM trials WHERE uid = "
+                            "?1 UNION ALL SELECT id, number, replica, state, 1 FROM trials WHERE "
+                            "?2 AND study_id = ?3 AND config_hash = ?4 AND replica = ?5 ORDER BY "
+                            "by LIMIT 1");
+    match.bind(1, t.uid);
+    match.bind(2, t.study != kRunsStudy ? 1 : 0);
+    match.bind(3, study_id);
+    match.bind(4, t.config_hash);
+    match.bind(5, t.replica);
+    if (match.executeStep()) {
+      if (progress(t.state) <= progress(parse_trial_state(match.getColumn(3).getString())))
+        return Outcome::Skipped;
+      const int64_t id = match.getColumn(0).getInt64();
+      const int64_t number = match.getColumn(1).getInt64();
+      const int64_t replica = match.getColumn(2).getInt64();
+      match.reset();
+      SQLite::Statement drop(into.sql(), "DELETE FROM trials WHERE id = ?");
+      drop.bind(1, id);
+      drop.exec();
+      copy_trial(into, from, t, study_id, number, replica);
+      return Outcome::Replaced;
+    }
+    // A new trial; a distinct run of a config run here before gets the next replica number.
+    SQLite::Statement next(into.sql(),
+                           "SELECT COALESCE(MAX(number), 0) + 1, (SELECT COALESCE(MAX(replica) "
+                           "+ 1, 0) FROM trials WHERE study_id = ?1 AND config_hash = ?2), "
+                           "EXISTS (SELECT 1 FROM trials WHERE study_id = ?1 AND config_hash = ?2 "
+                           "AND replica = ?3) FROM trials WHERE study_id = ?1");
+    next.bind(1, study_id);
+    next.bind(2, t.config_hash);
+    next.bind(3, t.replica);
+    next.executeStep();
+    const bool replica_taken = next.getColumn(2).getInt() != 0;
+    copy_trial(into, from, t, study_id, next.getColumn(0).getInt64(),
+               replica_taken ? next.getColumn(1).getInt64() : t.replica);
+    return Outcome::Added;
+  });
+}
+
+}  // namespace
+
+MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress) {
+  if (into.read_only()) throw Error(into.path() + " was opened read-only: cannot merge into it");
+  MergeCounts counts;
+  for (const auto& study : list_studies(from)) {
+    const int64_t study_id = merge_study(into, study, counts);
+    const auto trials = list_trials(from, study.name);
+    for (size_t i = 0; i < trials.size(); ++i) {
+      const Outcome outcome = merge_trial(into, from, trials[i], study_id);
+      ++(outcome == Outcome::Added      ? counts.trials_added
+         : outcome == Outcome::Replaced ? counts.trials_replaced
+                                        : counts.trials_skipped);
+      if (progress)
+        progress(study.name, static_cast<int64_t>(i + 1), static_cast<int64_t>(trials.size()));
+    }
+  }
+  for (const auto& choice : list_kernel_choices(from)) {
+    const auto existing = get_kernel_choice(into, choice.key, choice.fingerprint);
+    if (existing && existing->created_at >= choice.created_at) continue;
+    put_kernel_choice(into, choice);
+    ++counts.kernel_choices_copied;
+  }
+  return counts;
+}
+
+}  // namespace comera::store

@@ -1,0 +1,59 @@
+#pragma once
+// The results database: one SQLite file holding every study, trial, metric and kernel choice.
+// Opening checks that the file is a comera database of this build's schema version and leaves
+// any other file untouched.
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Transaction.h>
+
+#include <memory>
+#include <string>
+
+namespace comera::store {
+
+inline const char* const kDefaultDbPath = "results/comera.db";
+
+class ResultsDb {
+ public:
+  enum class Mode {
+    ReadWrite,  // creates the file (and its folder) when missing
+    ReadOnly,   // the file must exist; every write fails (queries, listings)
+  };
+
+  // Throws comera::Error naming the file and the fix when it is not a SQLite database, is
+  // damaged, belongs to something else, or has another schema version; such a file is only
+  // read, never written.
+  static ResultsDb open(const std::string& path, Mode mode = Mode::ReadWrite);
+
+  // Brings an older comera database forward through the migration steps; returns how many ran.
+  static int upgrade(const std::string& path);
+
+  SQLite::Database& sql() { return *db_; }
+  const std::string& path() const { return path_; }
+  bool read_only() const { return read_only_; }
+
+  // Runs fn() inside BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front, so two
+  // processes never interleave read-then-write. Keep fn short; it rolls back if fn throws.
+  template <class F>
+  auto write(F&& fn) -> decltype(fn()) {
+    SQLite::Transaction tx = begin_write();
+    if constexpr (std::is_void_v<decltype(fn())>) {
+      fn();
+      tx.commit();
+    } else {
+      auto result = fn();
+      tx.commit();
+      return result;
+    }
+  }
+
+ private:
+  ResultsDb(std::string path, std::unique_ptr<SQLite::Database> db, bool read_only)
+      : path_(std::move(path)), db_(std::move(db)), read_only_(read_only) {}
+  SQLite::Transaction begin_write();
+
+  std::string path_;
+  std::unique_ptr<SQLite::Database> db_;
+  bool read_only_;
+};
+
+}  // namespace comera::store

@@ -1,0 +1,164 @@
+#include "search/store/schema.h"
+
+#include "search/store/sql_now.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Statement.h>
+#include <SQLiteCpp/Transaction.h>
+
+namespace comera::store {
+
+namespace {
+
+// Times are ISO-8601 UTC text with milliseconds (sorts and compares as text), from SQLite's clock.
+const char* kSchemaV1 = R"sql(
+CREATE TABLE studies (
+  id          INTEGER PRIMARY KEY,
+  name        TEXT NOT NULL UNIQUE,
+  spec        TEXT NOT NULL DEFAULT '{}',   -- JSON
+  objectives  TEXT NOT NULL,                -- "eval_loss:min,size:min"
+  created_at  TEXT NOT NULL
+);
+CREATE TABLE trials (
+  id            INTEGER PRIMARY KEY,
+  uid           TEXT NOT NULL UNIQUE,       -- random; identifies the trial across merged files
+  study_id      INTEGER NOT NULL REFERENCES studies(id) ON DELETE CASCADE,
+  number        INTEGER NOT NULL,           -- 1, 2, ... within the study
+  replica       INTEGER NOT NULL DEFAULT 0, -- repeats of one config (the 'runs' study only)
+  config        TEXT NOT NULL,              -- canonical JSON
+  config_hash   TEXT NOT NULL,              -- SHA-256 of config
+  seed          INTEGER,
+  state         TEXT NOT NULL DEFAULT 'queued'
+                CHECK (state IN ('queued','running','complete','failed','diverged','killed')),
+  attempts      INTEGER NOT NULL DEFAULT 0, -- how many times it was claimed
+  created_at    TEXT NOT NULL,
+  started_at    TEXT,
+  ended_at      TEXT,
+  heartbeat_at  TEXT,
+  error         TEXT,
+  worker        TEXT,                       -- host:pid of the process running it
+  git_commit    TEXT,
+  git_dirty     INTEGER,
+  torch_version TEXT,
+  device        TEXT,
+  threads       INTEGER,
+  host          TEXT,
+  UNIQUE (study_id, config_hash, replica),
+  UNIQUE (study_id, number)
+);
+CREATE INDEX trials_by_state ON trials(study_id, state, number);
+CREATE TABLE epochs (
+  trial_id    INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  epoch       INTEGER NOT NULL,
+  step        INTEGER NOT NULL,
+  stage       TEXT NOT NULL,                -- 'early', 'late', ...
+  recorded_at TEXT NOT NULL,
+  PRIMARY KEY (trial_id, epoch)
+);
+-- One row per (trial, epoch, metric): NaN and +-inf survive (value NULL for NaN, kind says which).
+CREATE TABLE epoch_metrics (
+  trial_id INTEGER NOT NULL,
+  epoch    INTEGER NOT NULL,
+  name     TEXT NOT NULL,
+  value    REAL,
+  kind     TEXT NOT NULL CHECK (kind IN ('finite','nan','inf','-inf')),
+  PRIMARY KEY (trial_id, epoch, name),
+  FOREIGN KEY (trial_id, epoch) REFERENCES epochs(trial_id, epoch) ON DELETE CASCADE
+);
+CREATE TABLE objectives (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  name     TEXT NOT NULL,
+  value    REAL,
+  kind     TEXT NOT NULL CHECK (kind IN ('finite','nan','inf','-inf')),
+  PRIMARY KEY (trial_id, name)
+);
+CREATE TABLE layer_ranks (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  epoch    INTEGER NOT NULL,
+  layer    TEXT NOT NULL,
+  ranks    TEXT NOT NULL,                   -- "1,12,30,30,30,12,1"
+  size     INTEGER NOT NULL,                -- exact parameter count at these ranks
+  PRIMARY KEY (trial_id, epoch, layer)
+);
+CREATE TABLE kernel_choices (
+  id            INTEGER PRIMARY KEY,
+  layer_modes   TEXT NOT NULL,              -- "12,8,8|8,8,12"
+  ranks         TEXT NOT NULL,
+  token_bucket  INTEGER NOT NULL,
+  dtype         TEXT NOT NULL,
+  device        TEXT NOT NULL,
+  threads       INTEGER NOT NULL,
+  torch_version TEXT NOT NULL,
+  fingerprint   TEXT NOT NULL,              -- Environment::fingerprint() of the measuring process
+  choice        TEXT NOT NULL,              -- the chosen contraction order (JSON)
+  median_ms     REAL NOT NULL,
+  repeats       INTEGER NOT NULL,
+  git_commit    TEXT,
+  created_at    TEXT NOT NULL,
+  UNIQUE (layer_modes, ranks, token_bucket, dtype, device, threads, torch_version, fingerprint)
+);
+-- The standard per-epoch metrics as columns (NaN shows as NULL here; epoch_metrics.kind has it).
+CREATE VIEW epoch_table AS
+SELECT e.trial_id, e.epoch, e.step, e.stage,
+  MAX(CASE WHEN m.name = 'train_loss'   THEN m.value END) AS train_loss,
+  MAX(CASE WHEN m.name = 'eval_loss'    THEN m.value END) AS eval_loss,
+  MAX(CASE WHEN m.name = 'accuracy'     THEN m.value END) AS accuracy,
+  MAX(CASE WHEN m.name = 'size'         THEN m.value END) AS size,
+  MAX(CASE WHEN m.name = 'surrogate'    THEN m.value END) AS surrogate,
+  MAX(CASE WHEN m.name = 'compression'  THEN m.value END) AS compression,
+  MAX(CASE WHEN m.name = 'step_time_ms' THEN m.value END) AS step_time_ms,
+  MAX(CASE WHEN m.name = 'tokens_per_s' THEN m.value END) AS tokens_per_s,
+  MAX(CASE WHEN m.name = 'peak_mem_mb'  THEN m.value END) AS peak_mem_mb
+FROM epochs e LEFT JOIN epoch_metrics m ON m.trial_id = e.trial_id AND m.epoch = e.epoch
+GROUP BY e.trial_id, e.epoch;
+-- One row per trial with its study's name: the usual starting point of a query.
+CREATE VIEW trial_table AS
+SELECT t.id AS trial_id, s.name AS study, t.number, t.replica, t.state, t.seed, t.config,
+  t.config_hash, t.attempts, t.started_at, t.ended_at, t.error, t.worker, t.git_commit,
+  t.git_dirty, t.torch_version, t.device, t.threads, t.host
+FROM trials t JOIN studies s ON s.id = t.study_id;
+)sql";
+
+void ensure_version_table(SQLite::Database& db) {
+  db.exec(
+      "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
+      "description TEXT NOT NULL, applied_at TEXT NOT NULL)");
+}
+
+}  // namespace
+
+const std::vector<Migration>& migrations() {
+  static const std::vector<Migration> steps = {
+      {1, "studies, trials, epoch metrics, objectives, layer ranks, kernel choices",
+       [](SQLite::Database& db) { db.exec(kSchemaV1); }},
+  };
+  return steps;
+}
+
+int latest_schema_version() { return migrations().back().to_version; }
+
+int schema_version(SQLite::Database& db) {
+  if (!db.tableExists("schema_version")) return 0;
+  return db.execAndGet("SELECT COALESCE(MAX(version), 0) FROM schema_version").getInt();
+}
+
+int migrate(SQLite::Database& db, const std::vector<Migration>& steps) {
+  int applied = 0;
+  for (const auto& step : steps) {
+    SQLite::Transaction tx(db, SQLite::TransactionBehavior::IMMEDIATE);
+    if (schema_version(db) >= step.to_version) continue;
+    ensure_version_table(db);
+    step.apply(db);
+    SQLite::Statement record(db,
+                             "INSERT INTO schema_version (version, description, applied_at) "
+                             "VALUES (?, ?, " COMERA_SQL_NOW ")");
+    record.bind(1, step.to_version);
+    record.bind(2, step.description);
+    record.exec();
+    tx.commit();
+    ++applied;
+  }
+  return applied;
+}
+
+}  // namespace comera::store

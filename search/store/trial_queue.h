@@ -1,0 +1,53 @@
+#pragma once
+// The trial life cycle shared by sweep workers: enqueue, claim, heartbeat, finish, and recovery
+// of trials whose worker died. Each call is one short write transaction.
+#include "search/environment.h"
+#include "search/store/objectives.h"
+#include "search/store/studies.h"
+#include "search/store/trials.h"
+
+#include <nlohmann/json.hpp>
+
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace comera::store {
+
+// "host:pid": who holds a running trial.
+std::string default_worker_id();
+
+// Adds one queued trial per config (stored canonical; its "seed" key, when an integer, fills the
+// seed column). A config already in the study is not added again: returns each config's trial id.
+std::vector<int64_t> enqueue_trials(ResultsDb& db, const Study& study,
+                                    const std::vector<nlohmann::json>& configs);
+
+// Takes the lowest-numbered queued trial of the study and marks it running under this worker and
+// environment. Atomic across processes (BEGIN IMMEDIATE): no two workers get the same trial.
+std::optional<Trial> claim_next_trial(ResultsDb& db, int64_t study_id, const std::string& worker,
+                                      const Environment& env);
+
+// A `comera train` run: a new running trial of the "runs" study (created on demand), a repeat of
+// an earlier config getting the next replica number.
+Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& worker,
+                const Environment& env);
+
+// Refreshes the heartbeat (record_epoch does too); false when the trial is no longer running
+// under this worker (it was declared stale, and maybe re-queued): the worker should then stop.
+// Call it more often than the staleness limit; a heartbeat thread needs its own ResultsDb (one
+// connection must not be used by two threads at once).
+bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker);
+
+// Ends a trial as complete, failed, diverged or killed, with its final objective values. Only
+// the worker that claimed it may finish it (also after it was declared stale, if not re-queued).
+// A complete trial must report every objective of its study.
+void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,
+                  const ObjectiveValues& objectives = {}, const std::string& error = "");
+
+// Marks running trials whose heartbeat is older than max_age_s as failed; returns how many.
+int mark_stale_trials(ResultsDb& db, double max_age_s);
+
+// Puts the study's failed trials back in the queue, dropping their partial results.
+int requeue_failed(ResultsDb& db, int64_t study_id);
+
+}  // namespace comera::store

@@ -1,0 +1,643 @@
+// The results database: schema and version checks, refusal of foreign files without touching
+// them, NaN/inf storage, the trial queue under real concurrent processes, stale heartbeats,
+// merging, read-only queries and the CLI. Checks read back through plain SQL where they can, so
+// the store's own readers are not their own reference.
+#include "core/util/error.h"
+#include "search/store/canonical_json.h"
+#include "search/store/epoch_metrics.h"
+#include "search/store/export_table.h"
+#include "search/store/kernel_choices.h"
+#include "search/store/layer_ranks.h"
+#include "search/store/merge.h"
+#include "search/store/objectives.h"
+#include "search/store/query.h"
+#include "search/store/results_db.h"
+#include "search/store/schema.h"
+#include "search/store/studies.h"
+#include "search/store/trial_queue.h"
+#include "search/store/trials.h"
+#include "tests/support/catch.h"
+#include "tests/support/temp_dir.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Statement.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <fstream>
+#include <iterator>
+#include <limits>
+#include <set>
+#include <sstream>
+
+using namespace comera;
+using namespace comera::store;
+using Catch::Matchers::Contains;
+using comera::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+using Mode = ResultsDb::Mode;
+
+std::string read_bytes(const std::string& path) {
+  std::ifstream in(path, std::ios::binary);
+  return std::string(std::istreambuf_iterator<char>(in), std::istreambuf_iterator<char>());
+}
+
+void write_bytes(const std::string& path, const std::string& bytes) {
+  std::ofstream(path, std::ios::binary) << bytes;
+}
+
+// A plain SQLite connection, independent of ResultsDb, for setting up and checking.
+int64_t sql_int(const std::string& path, const std::string& query) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  return db.execAndGet(query).getInt64();
+}
+
+void sql_exec(const std::string& path, const std::string& statements) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  db.exec(statements);
+}
+
+Environment test_environment(const std::string& device = "test-cpu") {
+  Environment env;
+  env.git_commit = "abc123";
+  env.torch_version = "1.13.1";
+  env.device = device;
+  env.threads = 2;
+  env.host = "testhost";
+  return env;
+}
+
+std::vector<json> sweep_configs(int n) {
+  std::vector<json> configs;
+  for (int i = 0; i < n; ++i) configs.push_back({{"lr", 0.001 * (i + 1)}, {"seed", i}});
+  return configs;
+}
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+const double kInf = std::numeric_limits<double>::infinity();
+
+}  // namespace
+
+TEST_CASE("a new database gets the current schema, WAL, foreign keys and a busy timeout",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("sub/results.db");
+  {
+    auto db = ResultsDb::open(path);
+    CHECK(schema_version(db.sql()) == latest_schema_version());
+    CHECK(db.sql().execAndGet("PRAGMA journal_mode").getString() == "wal");
+    CHECK(db.sql().execAndGet("PRAGMA foreign_keys").getInt() == 1);
+    CHECK(db.sql().execAndGet("PRAGMA busy_timeout").getInt() == 10000);
+  }
+  for (const char* table : {"studies", "trials", "epochs", "epoch_metrics", "objectives",
+                            "layer_ranks", "kernel_choices", "schema_version"})
+    CHECK(sql_int(path, std::string("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
+                                    "name = '") +
+                            table + "'") == 1);
+  CHECK(sql_int(path, "SELECT MAX(version) FROM schema_version") == latest_schema_version());
+  // Opening again leaves the schema alone.
+  auto again = ResultsDb::open(path);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(ResultsDb::upgrade(path) == 0);
+}
+
+TEST_CASE("a database of another schema version is refused, naming `comera db upgrade`",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("old.db");
+  ResultsDb::open(path);
+  sql_exec(path, "UPDATE schema_version SET version = 0");
+  const std::string before = read_bytes(path);
+  for (Mode mode : {Mode::ReadWrite, Mode::ReadOnly}) {
+    CHECK_THROWS_AS(ResultsDb::open(path, mode), Error);
+    CHECK_THROWS_WITH(ResultsDb::open(path, mode),
+                      Contains("schema version 0") && Contains("comera db upgrade --db " + path));
+  }
+  CHECK(read_bytes(path) == before);
+
+  sql_exec(path, "UPDATE schema_version SET version = 99");
+  CHECK_THROWS_WITH(ResultsDb::open(path),
+                    Contains("version 99, newer than") && Contains("comera db upgrade"));
+  CHECK_THROWS_WITH(ResultsDb::upgrade(path), Contains("newer"));
+}
+
+TEST_CASE("migrate applies each missing step in its own transaction", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("steps.db");
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  auto create = [](const char* sql) { return [sql](SQLite::Database& d) { d.exec(sql); }; };
+  std::vector<Migration> steps = {{1, "a", create("CREATE TABLE a (x)")}};
+  CHECK(migrate(db, steps) == 1);
+  CHECK(schema_version(db) == 1);
+
+  steps.push_back({2, "b", create("CREATE TABLE b (x)")});
+  CHECK(migrate(db, steps) == 1);
+  CHECK(schema_version(db) == 2);
+  CHECK(db.tableExists("b"));
+  CHECK(migrate(db, steps) == 0);
+
+  // A failing step leaves neither its changes nor its version behind.
+  steps.push_back({3, "c", create("CREATE TABLE c (x); INSERT INTO missing VALUES (1)")});
+  CHECK_THROWS(migrate(db, steps));
+  CHECK(schema_version(db) == 2);
+  CHECK_FALSE(db.tableExists("c"));
+}
+
+TEST_CASE("files that are not comera databases are refused and left byte for byte unchanged",
+          "[store]") {
+  TempDir dir;
+  // A valid comera database with data, then damaged in a b-tree page after the first.
+  const std::string damaged = dir.file("damaged.db");
+  {
+    auto db = ResultsDb::open(damaged);
+    const auto study = create_or_get_study(db, "s", json::object());
+    enqueue_trials(db, study, sweep_configs(200));
+  }
+  std::string bytes = read_bytes(damaged);
+  const size_t page = 4096;
+  REQUIRE(bytes.size() > 3 * page);
+  for (size_t i = page; i < bytes.size(); i += 7) bytes[i] = static_cast<char>(0xA5);
+  write_bytes(damaged, bytes);
+
+  const std::string text = dir.file("notes.txt");
+  write_bytes(text, "these are my notes, not a database\n" + std::string(5000, 'x'));
+
+  const std::string foreign = dir.file("foreign.db");
+  {
+    SQLite::Database db(foreign, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE people (name TEXT); INSERT INTO people VALUES ('ada')");
+  }
+
+  const std::string bad_header = dir.file("bad_header.db");
+  write_bytes(bad_header, std::string("SQLite format 3") + '\0' + std::string(8192, '\x7f'));
+
+  struct Case {
+    std::string path;
+    std::string says;
+  };
+  for (const auto& c :
+       {Case{damaged, "damaged"}, Case{text, "not a SQLite database"},
+        Case{foreign, "not a comera results database (tables people"}, Case{bad_header, ""}}) {
+    INFO(c.path);
+    const std::string before = read_bytes(c.path);
+    for (Mode mode : {Mode::ReadWrite, Mode::ReadOnly}) {
+      CHECK_THROWS_AS(ResultsDb::open(c.path, mode), Error);
+      CHECK_THROWS_WITH(ResultsDb::open(c.path, mode),
+                        Contains(c.path) && Contains(c.says) && Contains("not changed"));
+    }
+    CHECK_THROWS_WITH(ResultsDb::upgrade(c.path), Contains(c.path) && Contains("not changed"));
+    CHECK(read_bytes(c.path) == before);
+    // SQLite itself opens side files for a WAL database (the damaged one); none for the rest.
+    if (c.path != damaged) {
+      CHECK_FALSE(std::filesystem::exists(c.path + "-wal"));
+      CHECK_FALSE(std::filesystem::exists(c.path + "-journal"));
+    }
+  }
+}
+
+TEST_CASE("NaN and +-inf survive the round trip and stay queryable", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  auto db = ResultsDb::open(path);
+  const auto study = create_or_get_study(db, "s", json::object(), "eval_loss:min,size:min");
+  const int64_t id = enqueue_trials(db, study, sweep_configs(1))[0];
+  const ObjectiveValues values = {{"eval_loss", kNaN}, {"size", kInf},     {"neg", -kInf},
+                                  {"zero", 0.0},       {"tiny", 4.9e-324}, {"big", 1.7e308},
+                                  {"plain", 0.1}};
+  db.write([&] { write_objectives(db.sql(), id, values); });
+  const auto back = read_objectives(db.sql(), id);
+  REQUIRE(back.size() == values.size());
+  CHECK(std::isnan(back.at("eval_loss")));
+  for (const char* name : {"size", "neg", "zero", "tiny", "big", "plain"})
+    CHECK(back.at(name) == values.at(name));
+
+  record_epoch(
+      db, id,
+      {1, 10, "early", {{"train_loss", kNaN}, {"eval_loss", -kInf}, {"accuracy", 0.5}}, ""});
+  const auto epochs = read_epochs(db.sql(), id);
+  REQUIRE(epochs.size() == 1);
+  CHECK(std::isnan(epochs[0].metrics.at("train_loss")));
+  CHECK(epochs[0].metrics.at("eval_loss") == -kInf);
+  CHECK(epochs[0].metrics.at("accuracy") == 0.5);
+
+  // Plain SQL sees the kinds, and infinities order and compare as numbers.
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM objectives WHERE kind = 'nan' AND value IS NULL") == 1);
+  CHECK(sql_int(path, "SELECT value > 1e308 FROM objectives WHERE name = 'size'") == 1);
+  CHECK(sql_int(path, "SELECT value < -1e308 FROM objectives WHERE name = 'neg'") == 1);
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  CHECK(raw.execAndGet("SELECT name FROM objectives WHERE value IS NOT NULL ORDER BY value DESC "
+                       "LIMIT 1")
+            .getString() == "size");
+  CHECK(raw.execAndGet("SELECT kind FROM epoch_metrics WHERE name = 'train_loss'").getString() ==
+        "nan");
+}
+
+TEST_CASE("trials: idempotent enqueue, ordered claims, finishing rules, runs", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("t.db");
+  auto db = ResultsDb::open(path);
+  const auto study = create_or_get_study(db, "sweep", {{"grid", {1, 2}}}, "eval_loss:min,size:min");
+  CHECK(create_or_get_study(db, "sweep", json::object(), "eval_loss:min,size:min").id == study.id);
+  CHECK_THROWS_WITH(create_or_get_study(db, "sweep", json::object(), "eval_loss:max"),
+                    Contains("has objectives 'eval_loss:min,size:min'"));
+  CHECK_THROWS_WITH(parse_objectives("eval_loss:down"), Contains("name:min or name:max"));
+
+  const auto ids = enqueue_trials(db, study, sweep_configs(3));
+  // The same configs written differently map to the same trials.
+  const auto again = enqueue_trials(
+      db, study,
+      {json::parse(R"({"seed": 1.0, "lr": 0.002})"), json::parse(R"({"seed": 5, "lr": 1})")});
+  CHECK(again[0] == ids[1]);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == 4);
+  CHECK(sql_int(path, "SELECT seed FROM trials WHERE id = " + std::to_string(ids[2])) == 2);
+  CHECK(sql_int(path,
+                "SELECT group_concat(number) = '1,2,3,4' FROM (SELECT number FROM trials "
+                "ORDER BY number)") == 1);
+
+  const auto env = test_environment();
+  const auto first = claim_next_trial(db, study.id, "w1", env);
+  REQUIRE(first);
+  CHECK(first->id == ids[0]);
+  CHECK(first->state == TrialState::Running);
+  CHECK(first->worker == "w1");
+  CHECK(first->attempts == 1);
+  REQUIRE(first->environment);
+  CHECK(first->environment->device == "test-cpu");
+  CHECK(first->config == json::parse(R"({"lr": 0.001, "seed": 0})"));
+
+  CHECK_THROWS_WITH(finish_trial(db, first->id, "w2", TrialState::Complete, {}),
+                    Contains("worker 'w2' cannot finish it"));
+  CHECK_THROWS_WITH(finish_trial(db, first->id, "w1", TrialState::Complete, {{"eval_loss", 1.0}}),
+                    Contains("without objective 'size'"));
+  finish_trial(db, first->id, "w1", TrialState::Complete, {{"eval_loss", 0.5}, {"size", 1000}});
+  CHECK(load_trial(db, first->id)->state == TrialState::Complete);
+  CHECK_FALSE(load_trial(db, first->id)->ended_at.empty());
+
+  const auto second = claim_next_trial(db, study.id, "w1", env);
+  finish_trial(db, second->id, "w1", TrialState::Diverged, {{"eval_loss", kNaN}}, "loss is NaN");
+  CHECK(load_trial(db, second->id)->error == "loss is NaN");
+  const auto third = claim_next_trial(db, study.id, "w1", env);
+  finish_trial(db, third->id, "w1", TrialState::Killed, {}, "interrupted");
+  const auto fourth = claim_next_trial(db, study.id, "w1", env);
+  CHECK(fourth->number == 4);
+  CHECK_FALSE(claim_next_trial(db, study.id, "w1", env));
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM trials WHERE state = 'running'") == 1);
+
+  // Plain runs: every start is a new trial of the "runs" study; a repeat gets a new replica.
+  const json config = {{"model", "tiny"}, {"seed", 7}};
+  const auto run1 = start_run(db, config, "me", env);
+  const auto run2 = start_run(db, config, "me", env);
+  CHECK(run1.study == kRunsStudy);
+  CHECK(run1.state == TrialState::Running);
+  CHECK(run1.replica == 0);
+  CHECK(run2.replica == 1);
+  CHECK(run2.config_hash == run1.config_hash);
+  CHECK(list_trials(db, kRunsStudy).size() == 2);
+  CHECK(list_trials(db).size() == 6);
+}
+
+TEST_CASE("processes creating, filling and claiming from one database never share a trial",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("queue.db");
+  const int trials = 120, workers = 4;
+  int go[2];
+  REQUIRE(pipe(go) == 0);
+  std::vector<pid_t> children;
+  for (int w = 0; w < workers; ++w) {
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {
+      // Child: only SQLite and files here (no Catch2, no LibTorch), then _exit. Every worker
+      // creates the same new database, study and trials at once, then claims until none is left.
+      close(go[1]);
+      char start = 0;
+      const bool released = read(go[0], &start, 1) == 0;
+      std::ofstream out(dir.file("claims_" + std::to_string(w)));
+      int code = released ? 0 : 2;
+      try {
+        auto db = ResultsDb::open(path);
+        const auto study = create_or_get_study(db, "q", json::object());
+        enqueue_trials(db, study, sweep_configs(trials));
+        const std::string worker = "worker-" + std::to_string(w);
+        while (auto t = claim_next_trial(db, study.id, worker, test_environment()))
+          out << t->id << "\n";
+      } catch (const std::exception& e) {
+        out << "error " << e.what() << "\n";
+        code = 1;
+      }
+      out.close();  // _exit skips destructors
+      _exit(code);
+    }
+    children.push_back(pid);
+  }
+  close(go[0]);
+  close(go[1]);  // releases all children at once
+  for (pid_t pid : children) {
+    int status = 0;
+    waitpid(pid, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+  }
+  std::multiset<int64_t> claimed;
+  for (int w = 0; w < workers; ++w) {
+    std::ifstream in(dir.file("claims_" + std::to_string(w)));
+    std::string line;
+    while (std::getline(in, line)) {
+      INFO(line);
+      REQUIRE(line.rfind("error", 0) != 0);
+      claimed.insert(std::stoll(line));
+    }
+  }
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM studies") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == trials);
+  CHECK(claimed.size() == static_cast<size_t>(trials));
+  CHECK(std::set<int64_t>(claimed.begin(), claimed.end()).size() == static_cast<size_t>(trials));
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM trials WHERE state = 'running' AND attempts = 1") ==
+        trials);
+  // Each trial's recorded worker is the one that reported claiming it.
+  for (int w = 0; w < workers; ++w) {
+    std::ifstream in(dir.file("claims_" + std::to_string(w)));
+    int64_t count = 0;
+    for (std::string line; std::getline(in, line);) ++count;
+    CHECK(sql_int(path, "SELECT COUNT(*) FROM trials WHERE worker = 'worker-" + std::to_string(w) +
+                            "'") == count);
+  }
+}
+
+TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("stale.db");
+  auto db = ResultsDb::open(path);
+  const auto study = create_or_get_study(db, "s", json::object());
+  enqueue_trials(db, study, sweep_configs(2));
+  const auto env = test_environment();
+  const auto dead = *claim_next_trial(db, study.id, "dead", env);
+  const auto alive = *claim_next_trial(db, study.id, "alive", env);
+  record_epoch(db, dead.id, {0, 5, "early", {{"train_loss", 2.0}}, ""});
+  record_layer_ranks(db, dead.id, 0, {{"fc", {1, 4, 1}, 40}});
+  sql_exec(path, "UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = " +
+                     std::to_string(dead.id));
+
+  CHECK(mark_stale_trials(db, 60) == 1);
+  const auto failed = *load_trial(db, dead.id);
+  CHECK(failed.state == TrialState::Failed);
+  CHECK_THAT(failed.error, Contains("no heartbeat for more than 60 s from worker dead"));
+  CHECK(load_trial(db, alive.id)->state == TrialState::Running);
+  CHECK_FALSE(heartbeat(db, dead.id, "dead"));
+  CHECK(heartbeat(db, alive.id, "alive"));
+  CHECK_FALSE(heartbeat(db, alive.id, "someone-else"));
+  CHECK(mark_stale_trials(db, 60) == 0);
+
+  CHECK(requeue_failed(db, study.id) == 1);
+  CHECK(load_trial(db, dead.id)->state == TrialState::Queued);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE trial_id = " + std::to_string(dead.id)) ==
+        0);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epoch_metrics") == 0);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM layer_ranks") == 0);
+  // The presumed-dead worker can no longer finish it; the next claim gets attempt 2.
+  CHECK_THROWS_WITH(
+      finish_trial(db, dead.id, "dead", TrialState::Complete, {{"eval_loss", 1}, {"size", 1}}),
+      Contains("cannot finish it"));
+  const auto retry = *claim_next_trial(db, study.id, "new", env);
+  CHECK(retry.id == dead.id);
+  CHECK(retry.attempts == 2);
+}
+
+TEST_CASE("epoch metrics and layer ranks are plain rows a sqlite3 user can query", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("m.db");
+  auto db = ResultsDb::open(path);
+  const auto run = start_run(db, {{"lr", 0.01}}, "me", test_environment());
+  record_epoch(db, run.id,
+               {0, 100, "early", {{"train_loss", 2.5}, {"size", 1490157}, {"grad_norm", 3.0}}, ""});
+  record_epoch(db, run.id, {1, 200, "early", {{"train_loss", 9.0}}, ""});
+  record_epoch(db, run.id, {1, 200, "late", {{"train_loss", 1.5}, {"eval_loss", 1.75}}, ""});
+  record_layer_ranks(db, run.id, 1,
+                     {{"enc.0.q", {1, 12, 30, 30, 30, 12, 1}, 20448}, {"emb", {1, 32, 1}, 999}});
+
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  SQLite::Statement rows(raw,
+                         "SELECT epoch, step, stage, train_loss, eval_loss, size FROM "
+                         "epoch_table ORDER BY epoch");
+  REQUIRE(rows.executeStep());
+  CHECK(rows.getColumn(1).getInt64() == 100);
+  CHECK(rows.getColumn(3).getDouble() == 2.5);
+  CHECK(rows.isColumnNull(4));
+  CHECK(rows.getColumn(5).getDouble() == 1490157);
+  REQUIRE(rows.executeStep());  // the second record of epoch 1 replaced the first
+  CHECK(rows.getColumn(2).getString() == "late");
+  CHECK(rows.getColumn(3).getDouble() == 1.5);
+  CHECK(rows.getColumn(4).getDouble() == 1.75);
+  CHECK_FALSE(rows.executeStep());
+  CHECK(raw.execAndGet("SELECT value FROM epoch_metrics WHERE name = 'grad_norm'").getDouble() ==
+        3.0);
+  CHECK(raw.execAndGet("SELECT ranks FROM layer_ranks WHERE layer = 'enc.0.q'").getString() ==
+        "1,12,30,30,30,12,1");
+  CHECK(raw.execAndGet("SELECT SUM(size) FROM layer_ranks WHERE epoch = 1").getInt64() == 21447);
+
+  const auto ranks = read_layer_ranks(db.sql(), run.id);
+  REQUIRE(ranks.at(1).size() == 2);
+  CHECK(ranks.at(1)[1].ranks == std::vector<int64_t>{1, 12, 30, 30, 30, 12, 1});
+  CHECK(parse_ranks("1,12,30") == std::vector<int64_t>{1, 12, 30});
+  CHECK_THROWS_WITH(parse_ranks("1,x,3"), Contains("'x'"));
+
+  const auto table = export_table(db, ExportGrain::Epoch);
+  REQUIRE(table.rows.size() == 2);
+  const auto column = [&](const std::string& name) {
+    return std::find(table.columns.begin(), table.columns.end(), name) - table.columns.begin();
+  };
+  REQUIRE(column("grad_norm") < static_cast<long>(table.columns.size()));
+  CHECK(column("train_loss") < column("grad_norm"));  // standard metrics come first
+  CHECK(table.rows[0][column("config.lr")] == 0.01);
+  CHECK(table.rows[1][column("eval_loss")] == 1.75);
+}
+
+TEST_CASE("kernel choices are found only under the same key and fingerprint", "[store]") {
+  TempDir dir;
+  auto db = ResultsDb::open(dir.file("k.db"));
+  const KernelKey key{"12,8,8|8,8,12", "1,12,30,30,30,12,1", 4096, "float32", "cpu", 2, "1.13.1"};
+  KernelChoice choice{key, "cpu-a|threads=2", R"(["merge_left","merge_right"])", 1.25, 20, "abc",
+                      ""};
+  put_kernel_choice(db, choice);
+  const auto got = get_kernel_choice(db, key, "cpu-a|threads=2");
+  REQUIRE(got);
+  CHECK(got->choice == choice.choice);
+  CHECK(got->median_ms == 1.25);
+  CHECK_FALSE(got->created_at.empty());
+  CHECK_FALSE(get_kernel_choice(db, key, "cpu-b|threads=2"));
+  KernelKey other = key;
+  other.token_bucket = 8192;
+  CHECK_FALSE(get_kernel_choice(db, other, "cpu-a|threads=2"));
+
+  choice.median_ms = 0.9;
+  choice.choice = R"(["core_by_core"])";
+  put_kernel_choice(db, choice);
+  CHECK(list_kernel_choices(db).size() == 1);
+  CHECK(get_kernel_choice(db, key, "cpu-a|threads=2")->median_ms == 0.9);
+}
+
+TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
+  TempDir dir;
+  const std::string a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");
+  const auto env = test_environment();
+  const ObjectiveValues done = {{"eval_loss", 0.5}, {"size", 100}};
+  const auto configs = sweep_configs(4);
+  {
+    auto db = ResultsDb::open(a);
+    const auto study = create_or_get_study(db, "s", json::object());
+    enqueue_trials(db, study, {configs[0], configs[1], configs[2]});
+    const auto t = *claim_next_trial(db, study.id, "wa", env);
+    record_epoch(db, t.id, {0, 1, "early", {{"train_loss", 1.0}}, ""});
+    finish_trial(db, t.id, "wa", TrialState::Complete, done);
+    start_run(db, {{"run", 1}}, "wa", env);
+    put_kernel_choice(db,
+                      {{"m", "r", 1, "float32", "cpu", 2, "1.13.1"}, "fp", "[]", 1.0, 3, "", ""});
+  }
+  std::filesystem::copy_file(a, b);  // b shares a's history, uids included
+  {
+    auto db = ResultsDb::open(b);
+    const auto study = *find_study(db, "s");
+    const auto t = *claim_next_trial(db, study.id, "wb", env);  // configs[1], queued in a
+    record_epoch(db, t.id, {0, 1, "early", {{"train_loss", 0.7}}, ""});
+    finish_trial(db, t.id, "wb", TrialState::Complete, done);
+    enqueue_trials(db, study, {configs[3]});
+    start_run(db, {{"run", 1}}, "wb", env);  // a second, distinct run of the same config
+  }
+  {
+    auto into = ResultsDb::open(c);
+    for (const auto& source : {a, b, a, b}) {
+      auto from = ResultsDb::open(source, Mode::ReadOnly);
+      merge_database(into, from);
+    }
+    auto from_b = ResultsDb::open(b, Mode::ReadOnly);
+    const auto counts = merge_database(into, from_b);
+    CHECK(counts.trials_added == 0);
+    CHECK(counts.trials_replaced == 0);
+    CHECK(counts.trials_skipped == 6);
+  }
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM studies") == 2);
+  CHECK(sql_int(c,
+                "SELECT COUNT(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE "
+                "s.name = 's'") == 4);
+  CHECK(sql_int(c,
+                "SELECT COUNT(*) FROM (SELECT study_id, config_hash, replica FROM trials GROUP "
+                "BY 1, 2, 3 HAVING COUNT(*) > 1)") == 0);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM trials WHERE state = 'complete'") == 2);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM trial_table WHERE study = 'runs'") == 2);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM epochs") == 2);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM objectives") == 4);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM kernel_choices") == 1);
+  CHECK(sql_int(c,
+                "SELECT COUNT(DISTINCT number) FROM trials t JOIN studies s ON s.id = "
+                "t.study_id WHERE s.name = 's'") == 4);
+
+  // The same config finished in an unrelated database (other uids) is not a new trial, and a
+  // more finished copy replaces a less finished one.
+  const std::string d = dir.file("d.db");
+  {
+    auto db = ResultsDb::open(d);
+    const auto study = create_or_get_study(db, "s", json::object());
+    enqueue_trials(db, study, {configs[2], configs[0]});
+    const auto t = *claim_next_trial(db, study.id, "wd", env);
+    finish_trial(db, t.id, "wd", TrialState::Complete, done);
+  }
+  auto into = ResultsDb::open(c);
+  auto from = ResultsDb::open(d, Mode::ReadOnly);
+  const auto counts = merge_database(into, from);
+  CHECK(counts.trials_replaced == 1);  // configs[2]: queued in c, complete in d
+  CHECK(counts.trials_skipped == 1);   // configs[0]: complete in both
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM trial_table WHERE study = 's'") == 4);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM trials WHERE state = 'complete'") == 3);
+}
+
+TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("q.db");
+  {
+    auto db = ResultsDb::open(path);
+    create_or_get_study(db, "s", json::object());
+  }
+  const std::string before = read_bytes(path);
+  auto db = ResultsDb::open(path, Mode::ReadOnly);
+  const auto table = read_only_query(db, "SELECT name, objectives FROM studies;  ");
+  CHECK(table.columns == std::vector<std::string>{"name", "objectives"});
+  REQUIRE(table.rows.size() == 1);
+  CHECK(table.rows[0][0] == "s");
+
+  for (const std::string& sql :
+       std::vector<std::string>{"DELETE FROM studies",
+                                "INSERT INTO studies (name, objectives, created_at) VALUES ('x', "
+                                "'a:min', 'now')",
+                                "DROP TABLE trials", "VACUUM INTO '" + dir.file("copy.db") + "'",
+                                "PRAGMA journal_mode = DELETE"}) {
+    INFO(sql);
+    CHECK_THROWS_WITH(read_only_query(db, sql), Contains("read-only"));
+  }
+  CHECK_THROWS_WITH(read_only_query(db, "SELECT 1; DELETE FROM studies"),
+                    Contains("more than one statement"));
+  CHECK_THROWS_WITH(read_only_query(db, "SELEC 1"), Contains("does not compile"));
+  // The connection itself refuses writes too, whatever path they take.
+  CHECK_THROWS(db.sql().exec("DELETE FROM studies"));
+  CHECK_THROWS_WITH(create_or_get_study(db, "t", json::object()), Contains("read-only"));
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM studies") == 1);
+  CHECK_FALSE(std::filesystem::exists(dir.file("copy.db")));
+}
+
+TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][cli]") {
+  const char* cli = std::getenv("COMERA_CLI");
+  if (!cli) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string path = dir.file("cli.db");
+  int64_t id = 0;
+  {
+    auto db = ResultsDb::open(path);
+    const auto run = start_run(db, {{"lr", 0.5}, {"model", {{"d", 3}}}}, "me", test_environment());
+    id = run.id;
+    record_epoch(db, id, {0, 10, "early", {{"train_loss", kNaN}, {"eval_loss", 2.0}}, ""});
+    record_layer_ranks(db, id, 0, {{"fc", {1, 3, 1}, 12}});
+    finish_trial(db, id, "me", TrialState::Diverged, {{"eval_loss", kInf}, {"size", 12}});
+  }
+  auto run = [&](const std::string& args, int& status) {
+    std::string out;
+    FILE* pipe = popen((std::string(cli) + " " + args + " 2>&1").c_str(), "r");
+    char buf[512];
+    while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
+    status = pipe ? pclose(pipe) : -1;
+    return out;
+  };
+  int status = 0;
+  const auto shown =
+      json::parse(run("runs show " + std::to_string(id) + " --json --db " + path, status));
+  CHECK(status == 0);
+  CHECK(shown["state"] == "diverged");
+  CHECK(shown["objectives"]["eval_loss"] == "inf");
+  CHECK(shown["epochs"][0]["train_loss"] == "nan");
+  CHECK(shown["ranks"]["0"][0]["ranks"] == json::array({1, 3, 1}));
+  CHECK(shown["config"]["model"]["d"] == 3);
+
+  CHECK_THAT(run("query \"DELETE FROM trials\" --db " + path, status), Contains("read-only"));
+  CHECK(status != 0);
+  CHECK_THAT(run("runs list --db " + path, status), Contains("runs   1       diverged"));
+  CHECK(status == 0);
+
+  const std::string csv = run("export --per epoch --format csv --db " + path, status);
+  CHECK(status == 0);
+  CHECK_THAT(csv, Contains("train_loss") && Contains("config.model.d") && Contains(",nan,"));
+
+  const std::string merged = dir.file("merged.db");
+  CHECK_THAT(run("merge " + path + " " + path + " -o " + merged, status),
+             Contains("1 trials added") && Contains("0 trials added"));
+  CHECK(sql_int(merged, "SELECT COUNT(*) FROM trials") == 1);
+}
