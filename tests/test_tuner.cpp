@@ -28,12 +28,17 @@ Candidate named(const std::string& name, bool reference = false) {
   return c;
 }
 
-Measurement timed(double ms) {
+// Timed runs (in rounds shared with the other candidates); the median as measure() takes it.
+Measurement timed(std::vector<double> runs) {
   Measurement m;
-  m.total_ms = ms;
-  m.repeats = 3;
+  m.runs_ms = runs;
+  std::sort(runs.begin(), runs.end());
+  m.total_ms = runs[runs.size() / 2];
+  m.repeats = static_cast<int>(runs.size());
   return m;
 }
+
+Measurement timed(double ms) { return timed({ms, ms, ms}); }
 
 // A quick tuner: tiny budget, few candidates.
 TunerOptions quick() {
@@ -59,6 +64,13 @@ TEST_CASE("the tuner keeps the merged path unless a plan beats it by the margin"
   CHECK(fastest == 2);
   Measurement skipped;  // a candidate that was not run is never chosen
   CHECK(decide(cs, {timed(10), skipped, timed(12), timed(1)}, 0.03) == 0);
+  // Faster by the median, but slower in 2 of 5 shared rounds: noise, the merged path stays.
+  const Measurement merged = timed({10, 10, 10, 10, 10});
+  CHECK(decide(cs, {merged, timed({5, 5, 20, 20, 5}), timed(12), timed(1)}, 0.03, &fastest) == 0);
+  CHECK(fastest == 1);
+  CHECK(decide(cs, {merged, timed({5, 5, 20, 5, 5}), timed(12), timed(1)}, 0.03) == 1);
+  // Under 4 shared rounds it must win every one.
+  CHECK(decide(cs, {timed({10, 10, 10}), timed({5, 5, 11}), timed(12), timed(1)}, 0.03) == 0);
 }
 
 TEST_CASE("token counts fall into power-of-two buckets", "[tuner]") {

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <sstream>
 
 namespace comera::tuner {
@@ -125,14 +126,18 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
   for (size_t c : active) round_ms += firsts[c];
   const int repeats = std::clamp(static_cast<int>(options.budget_ms / std::max(round_ms, 1e-3)),
                                  options.min_repeats, std::max(options.min_repeats, options.max_repeats));
-  for (int r = 1; r < repeats; ++r)
+  std::mt19937_64 rng(options.seed);
+  for (int r = 1; r < repeats; ++r) {
+    std::shuffle(active.begin(), active.end(), rng);
     for (size_t c : active) samples[c].push_back(run(candidates[c], options.warmup + r));
+  }
 
   for (size_t c = 0; c < n; ++c) {
     if (samples[c].empty()) continue;
     std::vector<double> f, t;
     for (const auto& s : samples[c]) f.push_back(s.forward_ms), t.push_back(s.total_ms);
     auto& m = result[c];
+    m.runs_ms = t;
     m.forward_ms = median(f);
     m.total_ms = median(t);
     m.backward_ms = m.total_ms - m.forward_ms;

@@ -1,8 +1,11 @@
 #include "search/tuner/tuner.h"
 
 #include "core/layers/tt_linear.h"
+#include "core/util/timing.h"
 #include "search/store/kernel_choices.h"
 #include "search/tuner/tuning_key.h"
+
+#include <algorithm>
 
 #include <torch/nn/module.h>
 
@@ -32,7 +35,18 @@ int decide(const std::vector<Candidate>& candidates, const std::vector<Measureme
   if (fastest) *fastest = best;
   const int merged = index_of(candidates, kMerged);
   if (merged < 0 || measured[merged].repeats == 0) return best;
-  return best >= 0 && measured[best].total_ms < (1 - margin) * measured[merged].total_ms ? best : merged;
+  if (best < 0 || best == merged) return merged;
+  const auto& a = measured[best].runs_ms;
+  const auto& b = measured[merged].runs_ms;
+  const size_t n = std::min(a.size(), b.size());
+  std::vector<double> ratios;
+  size_t faster = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ratios.push_back(a[i] / b[i]);
+    faster += a[i] < b[i];
+  }
+  const bool consistent = n >= 4 ? 4 * faster >= 3 * n : n > 0 && faster == n;
+  return consistent && median(ratios) < 1 - margin ? best : merged;
 }
 
 TuneResult tune(const TTShape& shape, int64_t tokens, at::ScalarType dtype,
@@ -108,16 +122,21 @@ Choice Tuner::choose(const TTShape& shape, int64_t tokens, at::ScalarType dtype)
   return memo_[text] = choice;
 }
 
-int Tuner::apply(torch::nn::Module& model, int64_t tokens) {
+int Tuner::apply(torch::nn::Module& model,
+                 const std::function<int64_t(const std::string&)>& tokens) {
   int planned = 0;
-  for (const auto& m : model.modules()) {
-    auto* tt = dynamic_cast<TTLinearImpl*>(m.get());
+  for (const auto& item : model.named_modules()) {
+    auto* tt = dynamic_cast<TTLinearImpl*>(item.value().get());
     if (!tt) continue;
     const auto dtype = tt->cores().front().scalar_type();
-    tt->set_plan(choose(tt->shape(), tokens, dtype).plan);
+    tt->set_plan(choose(tt->shape(), tokens(item.key()), dtype).plan);
     planned += tt->plan() != nullptr;
   }
   return planned;
+}
+
+int Tuner::apply(torch::nn::Module& model, int64_t tokens) {
+  return apply(model, [tokens](const std::string&) { return tokens; });
 }
 
 }  // namespace comera::tuner

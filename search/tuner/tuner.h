@@ -51,7 +51,10 @@ struct TuneResult {
   nlohmann::json to_json() const;
 };
 
-// The fastest choosable candidate if it beats "merged" by more than `margin`, else "merged".
+// The fastest choosable candidate (by median) if it beats "merged" by more than the noise: its
+// median time ratio to "merged" over the rounds they shared is below 1 - margin, and it was the
+// faster one in at least 3 of every 4 of those rounds (all of them when there are fewer than
+// 4). Else "merged".
 int decide(const std::vector<Candidate>& candidates, const std::vector<Measurement>& measured,
            double margin, int* fastest = nullptr);
 
@@ -76,9 +79,11 @@ class Tuner {
   // The plan for a layer of this shape at this token count (null = the merged path): a choice
   // stored for this key and environment, else tuned now (when measure_missing) and stored.
   Choice choose(const TTShape& shape, int64_t tokens, at::ScalarType dtype);
-  // Sets the plan of every TTLinear in the tree for this token count; returns how many got a
-  // plan other than the merged path. Call again after physical truncation (ranks, hence keys,
-  // have changed; choices stay cached per key).
+  // Sets the plan of every TTLinear in the tree for the token count it sees (by module path,
+  // e.g. a classifier on [CLS] only sees the batch size); returns how many got a plan other
+  // than the merged path. Call again after physical truncation: ranks, hence keys, have
+  // changed (choices stay cached per key, so calling it often is cheap).
+  int apply(torch::nn::Module& model, const std::function<int64_t(const std::string&)>& tokens);
   int apply(torch::nn::Module& model, int64_t tokens);
 
  private:
