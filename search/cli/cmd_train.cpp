@@ -10,6 +10,7 @@
 #include "search/environment.h"
 #include "search/store/trials.h"
 #include "search/training/trial_recorder.h"
+#include "search/tuner/layer_tokens.h"
 #include "search/tuner/tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -160,14 +161,8 @@ int run(int argc, char** argv) {
   topts.measure_missing = r.count("tune") > 0;
   tuner::Tuner plans(topts, db.get(), current_environment());
   plans.set_progress([](const std::string& what) { std::cerr << "  " << what << std::endl; });
-  // A classification head reads [CLS] only; every other layer sees batch x length tokens.
-  const int64_t batch = e.training.batch_size, tokens = batch * e.data.max_length;
   int planned = 0;
-  plan_layers = [&] {
-    planned = plans.apply(*trainer.model(), [&](const std::string& path) {
-      return path.rfind("classification.", 0) == 0 ? batch : tokens;
-    });
-  };
+  plan_layers = [&] { planned = plans.apply(*trainer.model(), tuner::layer_tokens(e)); };
   plan_layers();
   std::cerr << "contraction plans: " << planned << " TT layers off the merged path ("
             << (topts.measure_missing ? "measured where not stored" : "stored choices only") << ")"

@@ -22,7 +22,8 @@ struct MeasureOptions {
   Clock clock = Clock::Wall;
   int warmup = 2;         // runs per candidate before its first timed one (1 for slow ones)
   double slow_ms = 100;   // a run this long counts as warm already
-  int min_repeats = 3;    // timed runs of each candidate still in the race
+  int min_repeats = 5;    // timed runs of each candidate still in the race (the decision's
+                          // sign test needs 5 to call a plan faster than the merged path)
   int max_repeats = 100;
   double budget_ms = 3000;  // timed work per case, spread over the repeats
   double abandon = 3;       // slower than this × the fastest first run: timed once only

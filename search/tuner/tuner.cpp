@@ -6,6 +6,7 @@
 #include "search/tuner/tuning_key.h"
 
 #include <algorithm>
+#include <cmath>
 
 #include <torch/nn/module.h>
 
@@ -17,6 +18,19 @@ int index_of(const std::vector<Candidate>& candidates, const std::string& name) 
   for (size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].name == name) return static_cast<int>(i);
   return -1;
+}
+
+// A plan replaces the merged path only when faster in significantly many shared rounds.
+constexpr double kSignificance = 0.05;
+
+// P(at least k of n fair coin flips come up heads): the one-sided sign test.
+double sign_test_p(size_t k, size_t n) {
+  double p = 0, term = std::pow(0.5, static_cast<double>(n));  // C(n, 0) / 2^n
+  for (size_t i = 0; i <= n; ++i) {
+    if (i >= k) p += term;
+    term = term * static_cast<double>(n - i) / static_cast<double>(i + 1);
+  }
+  return p;
 }
 
 std::string key_text(const store::KernelKey& k) {
@@ -45,8 +59,7 @@ int decide(const std::vector<Candidate>& candidates, const std::vector<Measureme
     ratios.push_back(a[i] / b[i]);
     faster += a[i] < b[i];
   }
-  const bool consistent = n >= 4 ? 4 * faster >= 3 * n : n > 0 && faster == n;
-  return consistent && median(ratios) < 1 - margin ? best : merged;
+  return n > 0 && median(ratios) < 1 - margin && sign_test_p(faster, n) <= kSignificance ? best : merged;
 }
 
 TuneResult tune(const TTShape& shape, int64_t tokens, at::ScalarType dtype,

@@ -53,8 +53,8 @@ struct TuneResult {
 
 // The fastest choosable candidate (by median) if it beats "merged" by more than the noise: its
 // median time ratio to "merged" over the rounds they shared is below 1 - margin, and it was the
-// faster one in at least 3 of every 4 of those rounds (all of them when there are fewer than
-// 4). Else "merged".
+// faster one in significantly many of those rounds (one-sided sign test, p <= 0.05; so at least
+// 5 rounds). Else "merged".
 int decide(const std::vector<Candidate>& candidates, const std::vector<Measurement>& measured,
            double margin, int* fastest = nullptr);
 
