@@ -71,7 +71,7 @@ int run(int argc, char** argv) {
       "train-limit", "Use only the first N training examples", cxxopts::value<int64_t>())(
       "eval-limit", "Use only the first N evaluation examples", cxxopts::value<int64_t>())(
       "dense", "Train the same architecture with every layer dense (the baseline)")(
-      "quiet", "No progress line")(
+      "quiet", "No live progress line (epoch summaries are still printed)")(
       "json", "Print the run's result and per-epoch metrics as JSON");
   add_db_option(options);
   auto parsed = parse(options, argc, argv);
