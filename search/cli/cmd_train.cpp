@@ -75,7 +75,7 @@ int run(int argc, char** argv) {
       "dense", "Train the same architecture with every layer dense (the baseline)")(
       "tune", "Measure contraction plans that the database has no choice for (else only stored "
               "choices are used, from `comera tune`)")(
-      "quiet", "No progress line")(
+      "quiet", "No live progress line (epoch summaries are still printed)")(
       "json", "Print the run's result and per-epoch metrics as JSON");
   add_db_option(options);
   auto parsed = parse(options, argc, argv);
