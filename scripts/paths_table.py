@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""Markdown table and target check from `comera bench paths --json` output.
+"""Compact markdown table and target check from `comera bench paths --json` output.
 
 Usage: scripts/paths_table.py results/bench_paths.json
 
-Per case: the merged path, the tuner's choice and the fastest candidate in the tuning run, and
-the second (independent) run that times the first run's choice again against all candidates.
+Table cells: merged path / tuned choice / dense, in ms (tuning run); the tuned time is bold
+where the tuner chose a plan other than the merged path. Then the targets, checked on the
+second, independent run, which times the first run's choice again against every candidate.
 """
 import json
 import sys
@@ -20,47 +21,57 @@ def fmt(x):
     return f"{x:,.0f}" if x >= 100 else f"{x:.3g}"
 
 
+def interior_rank(record):
+    return max(record["ranks"][1:-1])
+
+
 def main(path):
     records = json.load(open(path))
-    rank_of = lambda r: max(r["ranks"][1:-1])
-    print("| layer | r | B | merged ms | chosen | chosen ms | fastest | fastest ms | dense ms "
-          "| 2nd: chosen/fastest | 2nd: chosen/merged |")
-    print("|---|---:|---:|---:|---|---:|---|---:|---:|---:|---:|")
-    worst_fast, worst_merged, wins = [], [], []
+    tokens = sorted({r["tokens"] for r in records})
+    rows = {}
     for r in records:
-        v = r.get("verify") or {}
-        merged, chosen, fastest = ms(r["merged"]), ms(r["chosen"]), ms(r["fastest"])
-        vc, vf, vm = ms(v.get("chosen")), ms(v.get("fastest")), ms(v.get("merged"))
-        c_f = vc / vf if vc and vf else None
-        c_m = vc / vm if vc and vm else None
-        name = r["chosen"]["name"]
-        label = f"{r['layer']} {r['shape'].split(' ')[0]}"
-        print(f"| {r['layer']} | {rank_of(r)} | {r['tokens']} | {fmt(merged)} | {name} | {fmt(chosen)} "
-              f"| {r['fastest']['name']} | {fmt(fastest)} | {fmt(ms(r['dense']))} "
-              f"| {'-' if c_f is None else f'{c_f:.3f}'} | {'-' if c_m is None else f'{c_m:.3f}'} |")
-        case = f"{r['layer']} r={rank_of(r)} B={r['tokens']}"
-        worst_fast.append((chosen / fastest, c_f, case))
-        if c_m is not None:
-            worst_merged.append((c_m, case))
-        if name != "merged":
-            wins.append((case, name, merged / chosen, vm / vc if vc and vm else None))
+        rows.setdefault((r["layer"], r["shape"].split(" ")[0], interior_rank(r)), {})[r["tokens"]] = r
+    print("| layer | r | " + " | ".join(f"B={b}" for b in tokens) + " |")
+    print("|---|---:|" + "---:|" * len(tokens))
+    for (layer, modes, rank), by_b in rows.items():
+        cells = []
+        for b in tokens:
+            r = by_b.get(b)
+            if r is None:
+                cells.append("")
+                continue
+            tuned = fmt(ms(r["chosen"]))
+            if r["chosen"]["name"] != "merged":
+                tuned = f"**{tuned}**"
+            cells.append(f"{fmt(ms(r['merged']))} / {tuned} / {fmt(ms(r['dense']))}")
+        print(f"| {layer} `{modes.replace('|', chr(92) + '|')}` | {rank} | " + " | ".join(cells) + " |")
     print()
-    over = [w for w in worst_fast if w[0] > 1.05]
-    print(f"tuning run: chosen within 5% of the fastest in {len(worst_fast) - len(over)} of "
-          f"{len(worst_fast)} cases; worst {max(w[0] for w in worst_fast):.3f}")
-    second = [w for w in worst_fast if w[1] is not None]
+
+    first = [(ms(r["chosen"]) / ms(r["fastest"]), r) for r in records]
+    print(f"tuning run: tuned / fastest candidate at most {max(f for f, _ in first):.3f}")
+    second = []
+    for r in records:
+        v = r.get("verify")
+        if v and ms(v["chosen"]) and ms(v["fastest"]) and ms(v["merged"]):
+            second.append((ms(v["chosen"]) / ms(v["fastest"]), ms(v["chosen"]) / ms(v["merged"]), r))
     if second:
-        over2 = [w for w in second if w[1] > 1.05]
-        print(f"second run: chosen within 5% of the fastest in {len(second) - len(over2)} of "
-              f"{len(second)} cases; worst {max(w[1] for w in second):.3f}")
-        for w in sorted(over2, key=lambda w: -w[1]):
-            print(f"  over 5%: {w[2]}: {w[1]:.3f}")
-    if worst_merged:
-        print(f"second run: chosen / merged at most {max(w[0] for w in worst_merged):.3f}")
-    print(f"merged path not chosen in {len(wins)} cases:")
-    for case, name, first, again in wins:
-        again_text = "-" if again is None else f"{again:.2f}x"
-        print(f"  {case}: {name}, {first:.2f}x faster than merged (second run {again_text})")
+        within = sum(1 for f, _, _ in second if f <= 1.05)
+        print(f"second run: tuned within 5% of the fastest candidate in {within} of {len(second)} cases "
+              f"(worst {max(f for f, _, _ in second):.3f}); tuned / merged at most "
+              f"{max(m for _, m, _ in second):.3f}")
+        for f, _, r in sorted(second, key=lambda s: -s[0]):
+            if f > 1.05:
+                print(f"  over 5%: {r['layer']} r={interior_rank(r)} B={r['tokens']}: {f:.3f} "
+                      f"(tuned {r['chosen']['order']}, fastest {r['verify']['fastest']['order']})")
+    wins = [r for r in records if r["chosen"]["name"] != "merged"]
+    print(f"merged path not chosen in {len(wins)} of {len(records)} cases; speedup over merged:")
+    for r in wins:
+        again = ""
+        v = r.get("verify")
+        if v and ms(v["chosen"]) and ms(v["merged"]):
+            again = f" (second run {ms(v['merged']) / ms(v['chosen']):.2f}x)"
+        print(f"  {r['layer']} r={interior_rank(r)} B={r['tokens']}: {r['chosen']['name']} "
+              f"{r['chosen']['order']}: {ms(r['merged']) / ms(r['chosen']):.2f}x{again}")
 
 
 if __name__ == "__main__":
