@@ -1,0 +1,149 @@
+#include "core/models/model_config.h"
+
+#include "core/formats/tt_shape.h"
+#include "core/formats/ttm_shape.h"
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace comera {
+
+namespace {
+
+// "ranks": a full list with boundary 1s, or one integer for every interior bond (capped at
+// each bond's full-rank bound).
+std::vector<int64_t> read_ranks(const ConfigReader& r, const std::vector<int64_t>& core_sizes) {
+  const auto& v = r.value("ranks");
+  if (v.is_number_integer()) {
+    if (v.get<int64_t>() < 1)
+      throw Error(r.key_path("ranks") + ": " + v.dump() + " is below 1 (use a rank >= 1)");
+    return capped_uniform_ranks(core_sizes, v.get<int64_t>());
+  }
+  return r.integers("ranks");
+}
+
+// Re-throws a shape error with the config key in front, so the user knows which entry.
+template <typename Fn>
+void check_shape(const ConfigReader& r, Fn&& fn) {
+  try {
+    fn();
+  } catch (const Error& e) {
+    throw Error(r.path() + ": " + e.what());
+  }
+}
+
+LinearSpec read_linear(const ConfigReader& parent, const std::string& key, int64_t in, int64_t out) {
+  LinearSpec spec;
+  if (!parent.has(key)) return spec;
+  const auto r = parent.object(key);
+  spec.tensorized = true;
+  spec.in_modes = r.integers("in_modes");
+  spec.out_modes = r.integers("out_modes");
+  std::vector<int64_t> sizes = spec.in_modes;
+  sizes.insert(sizes.end(), spec.out_modes.begin(), spec.out_modes.end());
+  spec.ranks = read_ranks(r, sizes);
+  r.finish();
+  check_shape(r, [&] { TTShape::for_features(in, out, spec.in_modes, spec.out_modes, spec.ranks); });
+  return spec;
+}
+
+EmbeddingSpec read_embedding(const ConfigReader& parent, int64_t vocab, int64_t d_model) {
+  EmbeddingSpec spec;
+  if (!parent.has("embedding")) return spec;
+  const auto r = parent.object("embedding");
+  spec.tensorized = true;
+  spec.vocab_modes = r.integers("vocab_modes");
+  spec.emb_modes = r.integers("emb_modes");
+  std::vector<int64_t> sizes;
+  for (size_t k = 0; k < spec.vocab_modes.size() && k < spec.emb_modes.size(); ++k)
+    sizes.push_back(spec.vocab_modes[k] * spec.emb_modes[k]);
+  spec.ranks = read_ranks(r, sizes);
+  r.finish();
+  check_shape(r, [&] {
+    if (spec.vocab_modes.size() != spec.emb_modes.size())
+      throw Error(std::to_string(spec.vocab_modes.size()) + " vocab_modes but " +
+                  std::to_string(spec.emb_modes.size()) + " emb_modes (give one of each per core)");
+    TTMShape shape(vocab, spec.vocab_modes, spec.emb_modes, spec.ranks);
+    if (shape.dim() != d_model)
+      throw Error("emb_modes [" + join_dims(spec.emb_modes) + "] multiply to " +
+                  std::to_string(shape.dim()) + ", not d_model " + std::to_string(d_model) +
+                  " (choose emb_modes whose product is d_model)");
+  });
+  return spec;
+}
+
+nlohmann::json linear_json(const LinearSpec& s) {
+  return {{"in_modes", s.in_modes}, {"out_modes", s.out_modes}, {"ranks", s.ranks}};
+}
+
+}  // namespace
+
+ModelConfig ModelConfig::dense() const {
+  ModelConfig c = *this;
+  c.embedding = {};
+  c.attention = c.ffn_in = c.ffn_out = c.classifier = {};
+  return c;
+}
+
+bool ModelConfig::any_tensorized() const {
+  return embedding.tensorized || attention.tensorized || ffn_in.tensorized || ffn_out.tensorized ||
+         classifier.tensorized;
+}
+
+nlohmann::json ModelConfig::to_json() const {
+  nlohmann::json t = nlohmann::json::object();
+  if (embedding.tensorized)
+    t["embedding"] = {{"vocab_modes", embedding.vocab_modes},
+                      {"emb_modes", embedding.emb_modes},
+                      {"ranks", embedding.ranks}};
+  if (attention.tensorized) t["attention"] = linear_json(attention);
+  if (ffn_in.tensorized) t["ffn_in"] = linear_json(ffn_in);
+  if (ffn_out.tensorized) t["ffn_out"] = linear_json(ffn_out);
+  if (classifier.tensorized) t["classifier"] = linear_json(classifier);
+  return {{"vocab", vocab}, {"d_model", d_model}, {"heads", heads}, {"layers", layers},
+          {"ffn", ffn}, {"max_positions", max_positions}, {"segments", segments},
+          {"classes", classes}, {"masked_lm", masked_lm}, {"dropout", dropout},
+          {"layer_norm_eps", layer_norm_eps}, {"rank_threshold", rank_threshold},
+          {"tensorized", t}};
+}
+
+ModelConfig read_model_config(const ConfigReader& r) {
+  ModelConfig c;
+  c.vocab = r.integer("vocab", c.vocab, 1);
+  c.d_model = r.integer("d_model", c.d_model, 1);
+  c.heads = r.integer("heads", c.heads, 1);
+  c.layers = r.integer("layers", c.layers, 0);
+  c.ffn = r.integer("ffn", c.ffn, 1);
+  c.max_positions = r.integer("max_positions", c.max_positions, 1);
+  c.segments = r.integer("segments", c.segments, 1);
+  c.classes = r.integer("classes", c.classes, 0);
+  c.masked_lm = r.boolean("masked_lm", c.masked_lm);
+  c.dropout = r.number("dropout", c.dropout, 0, 0.99);
+  c.layer_norm_eps = r.number("layer_norm_eps", c.layer_norm_eps, 0, 1);
+  c.rank_threshold = r.number("rank_threshold", c.rank_threshold, 0, 1);
+  if (c.d_model % c.heads != 0)
+    throw Error(r.key_path("heads") + ": " + std::to_string(c.heads) + " does not divide d_model " +
+                std::to_string(c.d_model) + " (choose a divisor of d_model, e.g. " +
+                std::to_string(c.d_model % 12 == 0 ? 12 : 1) + ")");
+  if (c.classes == 0 && !c.masked_lm)
+    throw Error(r.key_path("classes") + ": the model has no head (set classes >= 1 for "
+                "classification or masked_lm: true)");
+  if (r.has("tensorized")) {
+    const auto t = r.object("tensorized");
+    c.embedding = read_embedding(t, c.vocab, c.d_model);
+    c.attention = read_linear(t, "attention", c.d_model, c.d_model);
+    c.ffn_in = read_linear(t, "ffn_in", c.d_model, c.ffn);
+    c.ffn_out = read_linear(t, "ffn_out", c.ffn, c.d_model);
+    c.classifier = read_linear(t, "classifier", c.d_model, c.d_model);
+    t.finish();
+  }
+  r.finish();
+  return c;
+}
+
+ModelConfig parse_model_config(const nlohmann::json& json) {
+  return read_model_config(ConfigReader(json, "model"));
+}
+
+}  // namespace comera

@@ -1,0 +1,57 @@
+#pragma once
+// Configuration of the BERT-style encoder (METHOD §7): sizes, dropout, and for each layer kind
+// whether it is dense or tensor-train, with its modes and ranks.
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace comera {
+
+class ConfigReader;
+
+// A linear layer kind built as TT when `tensorized`; ranks have boundary 1s.
+struct LinearSpec {
+  bool tensorized = false;
+  std::vector<int64_t> in_modes, out_modes, ranks;
+};
+
+// The word embedding built as TTM when `tensorized`.
+struct EmbeddingSpec {
+  bool tensorized = false;
+  std::vector<int64_t> vocab_modes, emb_modes, ranks;
+};
+
+struct ModelConfig {
+  int64_t vocab = 30522;
+  int64_t d_model = 768;
+  int64_t heads = 12;
+  int64_t layers = 6;
+  int64_t ffn = 3072;
+  int64_t max_positions = 512;
+  int64_t segments = 2;
+  int64_t classes = 3;       // 0: no classification head
+  bool masked_lm = false;    // build the masked-LM head
+  double dropout = 0.1;
+  double layer_norm_eps = 1e-12;
+  double rank_threshold = 1e-2;  // |d| below this prunes a rank slice (METHOD §1)
+
+  EmbeddingSpec embedding;
+  LinearSpec attention;   // Q, K, V and O
+  LinearSpec ffn_in;      // d_model -> ffn
+  LinearSpec ffn_out;     // ffn -> d_model
+  LinearSpec classifier;  // the head's first layer, d_model -> d_model
+
+  // The same architecture with every layer dense.
+  ModelConfig dense() const;
+  bool any_tensorized() const;
+  nlohmann::json to_json() const;
+};
+
+// Parses and validates (shapes against sizes, ranks against their bounds); errors name the
+// key, e.g. "model.tensorized.ffn_in: ...".
+ModelConfig read_model_config(const ConfigReader& reader);
+ModelConfig parse_model_config(const nlohmann::json& json);
+
+}  // namespace comera

@@ -1,0 +1,43 @@
+#pragma once
+// Layers that the config builds dense or tensorized (METHOD §7): one call site in the model
+// whatever the choice. The module is registered by the owner under its name.
+#include "core/models/model_config.h"
+
+#include <ATen/core/Tensor.h>
+
+#include <functional>
+#include <memory>
+
+namespace torch::nn {
+class Module;
+}
+
+namespace comera {
+
+class SwitchableLayer {
+ public:
+  SwitchableLayer() = default;
+  at::Tensor operator()(const at::Tensor& x) const { return forward_(x); }
+  const std::shared_ptr<torch::nn::Module>& module() const { return module_; }
+
+ protected:
+  std::shared_ptr<torch::nn::Module> module_;
+  std::function<at::Tensor(const at::Tensor&)> forward_;
+};
+
+// in -> out: torch Linear (weight N(0, 1/(in+out)) like the TT initialisation, bias
+// U(±1/sqrt(out))) or TTLinear with the spec's modes and ranks.
+class LinearLayer : public SwitchableLayer {
+ public:
+  LinearLayer() = default;
+  LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double threshold);
+};
+
+// Word embedding: torch Embedding (N(0, 1)) or TTMEmbedding.
+class EmbeddingLayer : public SwitchableLayer {
+ public:
+  EmbeddingLayer() = default;
+  EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& spec, double threshold);
+};
+
+}  // namespace comera

@@ -1,0 +1,46 @@
+#include "core/models/transformer.h"
+
+#include "core/util/error.h"
+
+#include <ATen/ATen.h>
+
+#include <ostream>
+
+namespace comera {
+
+TransformerImpl::TransformerImpl(ModelConfig config) : config_(std::move(config)) {
+  embeddings_ = register_module("embeddings", Embeddings(config_));
+  for (int64_t i = 0; i < config_.layers; ++i)
+    layers_.push_back(register_module("encoder" + std::to_string(i), EncoderLayer(config_)));
+  if (config_.classes > 0)
+    classification_ = register_module("classification", ClassificationHead(config_));
+  if (config_.masked_lm) masked_lm_ = register_module("masked_lm", MaskedLMHead(config_));
+}
+
+at::Tensor TransformerImpl::forward(const at::Tensor& ids, const at::Tensor& segments,
+                                    const at::Tensor& mask) {
+  auto x = embeddings_->forward(ids, segments);
+  const auto bias = attention_mask_bias(mask, x.scalar_type());
+  for (auto& layer : layers_) x = layer->forward(x, bias);
+  return x;
+}
+
+at::Tensor TransformerImpl::classify(const at::Tensor& ids, const at::Tensor& segments,
+                                     const at::Tensor& mask) {
+  if (!classification_)
+    throw Error("the model has no classification head (set model.classes >= 1)");
+  return classification_->forward(forward(ids, segments, mask));
+}
+
+at::Tensor TransformerImpl::masked_lm(const at::Tensor& ids, const at::Tensor& segments,
+                                      const at::Tensor& mask) {
+  if (!masked_lm_) throw Error("the model has no masked-LM head (set model.masked_lm: true)");
+  return masked_lm_->forward(forward(ids, segments, mask));
+}
+
+void TransformerImpl::pretty_print(std::ostream& stream) const {
+  stream << "comera::Transformer(layers=" << config_.layers << ", d_model=" << config_.d_model
+         << ", heads=" << config_.heads << ", ffn=" << config_.ffn << ")";
+}
+
+}  // namespace comera

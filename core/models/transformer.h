@@ -1,0 +1,40 @@
+#pragma once
+// BERT-style encoder (METHOD §7): embeddings, `layers` post-LN encoder layers, and the heads
+// the config asks for (classification, masked LM).
+#include "core/models/classification_head.h"
+#include "core/models/embeddings.h"
+#include "core/models/encoder_layer.h"
+#include "core/models/masked_lm_head.h"
+#include "core/models/model_config.h"
+
+#include <torch/nn/module.h>
+#include <torch/nn/pimpl.h>
+
+#include <vector>
+
+namespace comera {
+
+class TransformerImpl : public torch::nn::Module {
+ public:
+  explicit TransformerImpl(ModelConfig config);
+  // ids, segments: (B, T) int64; mask: (B, T), nonzero for real tokens. -> (B, T, d_model).
+  at::Tensor forward(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask);
+  // (B, classes) logits from [CLS].
+  at::Tensor classify(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask);
+  // (B, T, vocab) logits.
+  at::Tensor masked_lm(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask);
+  void pretty_print(std::ostream& stream) const override;
+
+  const ModelConfig& config() const { return config_; }
+
+ private:
+  ModelConfig config_;
+  Embeddings embeddings_{nullptr};
+  std::vector<EncoderLayer> layers_;
+  ClassificationHead classification_{nullptr};
+  MaskedLMHead masked_lm_{nullptr};
+};
+
+TORCH_MODULE(Transformer);
+
+}  // namespace comera

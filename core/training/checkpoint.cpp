@@ -1,0 +1,112 @@
+#include "core/training/checkpoint.h"
+
+#include "core/training/rank_truncation.h"
+#include "core/util/error.h"
+
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/optim/adamw.h>
+#include <torch/serialize/input-archive.h>
+#include <torch/serialize/output-archive.h>
+
+#include <cstdio>
+#include <filesystem>
+#include <mutex>
+
+namespace comera {
+
+namespace {
+
+constexpr const char* kFormat = "comera-checkpoint-1";
+
+std::string read_string(torch::serialize::InputArchive& archive, const std::string& key) {
+  c10::IValue v;
+  archive.read(key, v);
+  return v.toStringRef();
+}
+
+}  // namespace
+
+nlohmann::json TrainerState::to_json() const {
+  return {{"epoch", epoch}, {"step", step}, {"step_in_epoch", step_in_epoch}, {"late", late},
+          {"size_scale", size_scale}, {"initial_size", initial_size}, {"size_target", size_target},
+          {"loss_sum", loss_sum}, {"step_seconds", step_seconds}, {"examples", examples},
+          {"correct", correct}, {"tokens", tokens}, {"steps", steps}};
+}
+
+TrainerState TrainerState::from_json(const nlohmann::json& j) {
+  TrainerState s;
+  s.epoch = j.at("epoch");
+  s.step = j.at("step");
+  s.step_in_epoch = j.at("step_in_epoch");
+  s.late = j.at("late");
+  s.size_scale = j.at("size_scale");
+  s.initial_size = j.at("initial_size");
+  s.size_target = j.at("size_target");
+  s.loss_sum = j.at("loss_sum");
+  s.step_seconds = j.at("step_seconds");
+  s.examples = j.at("examples");
+  s.correct = j.at("correct");
+  s.tokens = j.at("tokens");
+  s.steps = j.at("steps");
+  return s;
+}
+
+void save_checkpoint(const std::string& path, torch::nn::Module& model,
+                     torch::optim::AdamW& optimizer, const TrainerState& state,
+                     const nlohmann::json& identity) {
+  torch::serialize::OutputArchive root, model_archive, optimizer_archive;
+  model.save(model_archive);
+  optimizer.save(optimizer_archive);
+  root.write("format", c10::IValue(std::string(kFormat)));
+  root.write("model", model_archive);
+  root.write("optimizer", optimizer_archive);
+  root.write("ranks", c10::IValue(nlohmann::json(allocated_ranks(model)).dump()));
+  root.write("state", c10::IValue(state.to_json().dump()));
+  root.write("identity", c10::IValue(identity.dump()));
+  root.write("rng", at::detail::getDefaultCPUGenerator().get_state());
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  const std::string tmp = path + ".tmp";
+  root.save_to(tmp);
+  std::filesystem::rename(tmp, path);
+}
+
+Checkpoint::Checkpoint(const std::string& path)
+    : path_(path), archive_(std::make_shared<torch::serialize::InputArchive>()) {
+  if (!std::filesystem::exists(path))
+    throw Error("checkpoint " + path + " does not exist (run without --resume to start afresh)");
+  try {
+    archive_->load_from(path);
+    if (read_string(*archive_, "format") != kFormat) throw Error("unknown format");
+    state_ = TrainerState::from_json(nlohmann::json::parse(read_string(*archive_, "state")));
+    identity_ = nlohmann::json::parse(read_string(*archive_, "identity"));
+    ranks_ = nlohmann::json::parse(read_string(*archive_, "ranks"))
+                 .get<std::map<std::string, std::vector<int64_t>>>();
+  } catch (const std::exception& e) {
+    throw Error("checkpoint " + path + " cannot be read (" + error_message(e) +
+                "); delete it to start afresh");
+  }
+}
+
+void Checkpoint::load_model(torch::nn::Module& model) const {
+  restore_ranks(model, ranks_);
+  torch::serialize::InputArchive model_archive;
+  archive_->read("model", model_archive);
+  model.load(model_archive);
+}
+
+void Checkpoint::load_optimizer(torch::optim::AdamW& optimizer) const {
+  torch::serialize::InputArchive optimizer_archive;
+  archive_->read("optimizer", optimizer_archive);
+  optimizer.load(optimizer_archive);
+}
+
+void Checkpoint::restore_rng() const {
+  at::Tensor state;
+  archive_->read("rng", state);
+  auto gen = at::detail::getDefaultCPUGenerator();
+  std::lock_guard<std::mutex> lock(gen.mutex());
+  gen.set_state(state);
+}
+
+}  // namespace comera

@@ -1,0 +1,32 @@
+#pragma once
+// What the trainer measures at the end of each epoch (and at an early stop).
+#include "core/layers/size.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+namespace comera {
+
+struct EpochMetrics {
+  int64_t epoch = 0;  // 0-based
+  int64_t step = 0;   // optimiser steps so far
+  std::string stage;  // "early" | "late"
+  bool partial = false;  // the run stopped inside this epoch
+  double train_loss = 0;  // task loss, mean per training example of the epoch
+  double train_accuracy = 0;
+  double eval_loss = 0;   // mean per evaluation example
+  double accuracy = 0;    // evaluation accuracy
+  double surrogate = 0;   // in units of its initial value
+  ModelSize size;         // exact sizes and effective ranks per layer
+  double step_time_ms = 0;  // mean wall time of a training step
+  double tokens_per_s = 0;  // non-padding tokens
+  double peak_mem_mb = 0;   // peak RSS above the idle baseline during the epoch
+  double elapsed_s = 0;     // since the run (or resume) started
+
+  nlohmann::json to_json() const;
+};
+
+}  // namespace comera

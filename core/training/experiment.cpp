@@ -1,0 +1,36 @@
+#include "core/training/experiment.h"
+
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+
+#include <filesystem>
+
+namespace comera {
+
+nlohmann::json ExperimentConfig::to_json() const {
+  return {{"name", name}, {"description", description}, {"model", model.to_json()},
+          {"training", training.to_json()}, {"data", data}};
+}
+
+ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string& file) {
+  try {
+    ConfigReader r(json, "");
+    ExperimentConfig e;
+    e.file = file;
+    e.name = r.string("name", file.empty() ? "experiment" : std::filesystem::path(file).stem().string());
+    e.description = r.string("description", "");
+    e.model = read_model_config(r.object("model"));
+    e.training = r.has("training") ? read_train_config(r.object("training")) : TrainConfig{};
+    if (r.has("data")) e.data = r.value("data");
+    r.finish();
+    return e;
+  } catch (const Error& err) {
+    throw Error((file.empty() ? std::string() : file + ": ") + err.what());
+  }
+}
+
+ExperimentConfig load_experiment(const std::string& file) {
+  return parse_experiment(read_json_file(file), file);
+}
+
+}  // namespace comera

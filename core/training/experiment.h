@@ -1,0 +1,27 @@
+#pragma once
+// An experiment file (experiments/*.json): a name, the model, the training settings and the
+// data section (read by the data pipeline).
+#include "core/models/model_config.h"
+#include "core/training/train_config.h"
+
+#include <nlohmann/json.hpp>
+
+#include <string>
+
+namespace comera {
+
+struct ExperimentConfig {
+  std::string file;  // where it was read from
+  std::string name, description;
+  ModelConfig model;
+  TrainConfig training;
+  nlohmann::json data = nlohmann::json::object();
+
+  nlohmann::json to_json() const;
+};
+
+// Errors name the file and the key ("experiments/x.json: model.heads: ...").
+ExperimentConfig load_experiment(const std::string& file);
+ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string& file = "");
+
+}  // namespace comera

@@ -1,0 +1,143 @@
+#include "core/training/train_config.h"
+
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+
+#include <nlohmann/json.hpp>
+
+namespace comera {
+
+namespace {
+
+const char* schedule_name(ScheduleKind k) {
+  switch (k) {
+    case ScheduleKind::Constant: return "constant";
+    case ScheduleKind::Linear: return "linear";
+    case ScheduleKind::Cosine: return "cosine";
+  }
+  return "";
+}
+
+const char* truncate_name(TruncateWhen w) {
+  switch (w) {
+    case TruncateWhen::Never: return "never";
+    case TruncateWhen::Epoch: return "epoch";
+    case TruncateWhen::Steps: return "steps";
+  }
+  return "";
+}
+
+}  // namespace
+
+nlohmann::json TrainConfig::to_json() const {
+  const auto& o = optimizer;
+  nlohmann::json j = {
+      {"epochs", epochs}, {"batch_size", batch_size}, {"eval_batch_size", eval_batch_size},
+      {"max_steps", max_steps}, {"seed", seed}, {"clip_grad_norm", clip_grad_norm},
+      {"optimizer", {{"lr_cores", o.lr_cores}, {"lr_ranks", o.lr_ranks}, {"lr_other", o.lr_other},
+                     {"weight_decay", o.weight_decay}, {"betas", {o.beta1, o.beta2}},
+                     {"eps", o.eps}, {"amsgrad", o.amsgrad}}},
+      {"schedule", {{"kind", schedule_name(schedule.kind)}, {"warmup_steps", schedule.warmup_steps},
+                    {"min_factor", schedule.min_factor}}},
+      {"size_surrogate", size_surrogate == SurrogateKind::Mean ? "mean" : "weighted"},
+      {"early_stage", {{"gamma", early.gamma}, {"beta", early.beta}}},
+      {"truncation", {{"when", truncate_name(truncation.when)},
+                      {"every_steps", truncation.every_steps}, {"fold", truncation.fold}}},
+      {"checkpoint_every_steps", checkpoint_every_steps}};
+  if (late.enabled)
+    j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
+                       {"loss_target", late.loss_target}, {"size_target", late.size_target},
+                       {"size_ratio", late.size_ratio}, {"omega", {late.omega_loss, late.omega_size}},
+                       {"rho", late.rho}};
+  return j;
+}
+
+TrainConfig read_train_config(const ConfigReader& r) {
+  TrainConfig c;
+  c.epochs = r.integer("epochs", c.epochs, 1);
+  c.batch_size = r.integer("batch_size", c.batch_size, 1);
+  c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1);
+  c.max_steps = r.integer("max_steps", c.max_steps, 0);
+  c.seed = static_cast<uint64_t>(r.integer("seed", 0, 0));
+  c.clip_grad_norm = r.number("clip_grad_norm", c.clip_grad_norm);
+  c.checkpoint_every_steps = r.integer("checkpoint_every_steps", c.checkpoint_every_steps, 0);
+  c.size_surrogate =
+      parse_surrogate_kind(r.choice("size_surrogate", "weighted", {"weighted", "mean"}));
+
+  if (r.has("optimizer")) {
+    const auto o = r.object("optimizer");
+    auto& x = c.optimizer;
+    x.lr_cores = o.number("lr_cores", x.lr_cores);
+    x.lr_ranks = o.number("lr_ranks", x.lr_ranks);
+    x.lr_other = o.number("lr_other", x.lr_other);
+    x.weight_decay = o.number("weight_decay", x.weight_decay);
+    x.eps = o.number("eps", x.eps);
+    x.amsgrad = o.boolean("amsgrad", x.amsgrad);
+    if (o.has("betas")) {
+      const auto& b = o.value("betas");
+      if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() ||
+          b[0].get<double>() < 0 || b[0].get<double>() >= 1 || b[1].get<double>() < 0 ||
+          b[1].get<double>() >= 1)
+        throw Error(o.key_path("betas") + ": expected two numbers in [0, 1), got " + b.dump() +
+                    " (e.g. [0.9, 0.999])");
+      x.beta1 = b[0].get<double>();
+      x.beta2 = b[1].get<double>();
+    }
+    o.finish();
+  }
+  if (r.has("schedule")) {
+    const auto s = r.object("schedule");
+    const auto kind = s.choice("kind", "constant", {"constant", "linear", "cosine"});
+    c.schedule.kind = kind == "linear"   ? ScheduleKind::Linear
+                      : kind == "cosine" ? ScheduleKind::Cosine
+                                         : ScheduleKind::Constant;
+    c.schedule.warmup_steps = s.integer("warmup_steps", 0, 0);
+    c.schedule.min_factor = s.number("min_factor", 0, 0, 1);
+    s.finish();
+  }
+  if (r.has("early_stage")) {
+    const auto e = r.object("early_stage");
+    c.early.gamma = e.number("gamma", c.early.gamma);
+    c.early.beta = e.number("beta", c.early.beta);
+    e.finish();
+  }
+  if (r.has("late_stage")) {
+    const auto l = r.object("late_stage");
+    auto& x = c.late;
+    x.enabled = true;
+    x.start_epoch = l.integer("start_epoch", 0, 0);
+    x.start_step = l.integer("start_step", 0, 0);
+    if (!l.has("start_epoch") && !l.has("start_step"))
+      throw Error(l.path() + ": say when the late stage starts (add start_epoch or start_step)");
+    x.loss_target = l.number("loss_target", x.loss_target);
+    x.size_target = l.number("size_target", 0);
+    x.size_ratio = l.number("size_ratio", x.size_ratio, 0, 1);
+    if (l.has("size_target") && l.has("size_ratio"))
+      throw Error(l.path() + ": give size_target (absolute) or size_ratio, not both");
+    x.omega_loss = l.number("omega_loss", x.omega_loss);
+    x.omega_size = l.number("omega_size", x.omega_size);
+    x.rho = l.number("rho", x.rho);
+    l.finish();
+    if (x.start_step == 0 && x.start_epoch >= c.epochs)
+      throw Error(l.key_path("start_epoch") + ": " + std::to_string(x.start_epoch) +
+                  " is not before training.epochs " + std::to_string(c.epochs) +
+                  " (lower it or raise epochs)");
+  }
+  if (r.has("truncation")) {
+    const auto t = r.object("truncation");
+    const auto when = t.choice("when", "epoch", {"never", "epoch", "steps"});
+    c.truncation.when = when == "never"   ? TruncateWhen::Never
+                        : when == "steps" ? TruncateWhen::Steps
+                                          : TruncateWhen::Epoch;
+    c.truncation.every_steps = t.integer("every_steps", 0, 0);
+    if (c.truncation.when == TruncateWhen::Steps && c.truncation.every_steps == 0)
+      throw Error(t.key_path("every_steps") + ": required when truncation.when is \"steps\" "
+                  "(e.g. 500)");
+    c.truncation.fold = t.boolean("fold", false);
+    t.finish();
+  }
+  r.finish();
+  return c;
+}
+
+}  // namespace comera

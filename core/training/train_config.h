@@ -1,0 +1,74 @@
+#pragma once
+// Settings of the bi-objective trainer (METHOD §3): optimiser groups, schedule, the two
+// objective stages, rank truncation and checkpoints.
+#include "core/layers/size.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+#include <string>
+
+namespace comera {
+
+class ConfigReader;
+
+enum class ScheduleKind { Constant, Linear, Cosine };
+
+struct OptimizerConfig {
+  // AdamW learning rates per group (the authors' run, METHOD §3).
+  double lr_cores = 1e-4, lr_ranks = 1e-3, lr_other = 5e-5;
+  double weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  bool amsgrad = false;
+};
+
+struct ScheduleConfig {
+  ScheduleKind kind = ScheduleKind::Constant;
+  int64_t warmup_steps = 0;
+  double min_factor = 0;  // linear / cosine decay floor, as a fraction of the peak
+};
+
+// Early stage: L + gamma * S_hat + beta * sum ||G||^2 (S_hat in units of its initial value).
+struct EarlyStageConfig {
+  double gamma = 0.01, beta = 0;
+};
+
+// Late stage: max{w1 (L - L0), w2 (S_hat - S0)} + rho (L + S_hat), S in the same scaled units.
+struct LateStageConfig {
+  bool enabled = false;
+  int64_t start_epoch = 0;  // 0-based epoch at whose start the late stage begins
+  int64_t start_step = 0;   // or a global step (takes precedence when > 0)
+  double loss_target = 0.8;  // L0
+  double size_target = 0;    // S0 in core entries, when > 0
+  double size_ratio = 0.2;   // else S0 = ratio * exact size at the end of the early stage
+  double omega_loss = 1, omega_size = 1, rho = 0.01;
+};
+
+enum class TruncateWhen { Never, Epoch, Steps };
+
+struct TruncationConfig {
+  TruncateWhen when = TruncateWhen::Epoch;
+  int64_t every_steps = 0;  // for Steps
+  bool fold = false;        // fold d into the cores after cutting (METHOD §3)
+};
+
+struct TrainConfig {
+  int64_t epochs = 30;
+  int64_t batch_size = 32;
+  int64_t eval_batch_size = 64;
+  int64_t max_steps = 0;  // 0: no limit
+  uint64_t seed = 0;
+  double clip_grad_norm = 0;  // 0: off
+  SurrogateKind size_surrogate = SurrogateKind::Weighted;
+  OptimizerConfig optimizer;
+  ScheduleConfig schedule;
+  EarlyStageConfig early;
+  LateStageConfig late;
+  TruncationConfig truncation;
+  int64_t checkpoint_every_steps = 0;  // 0: at epoch ends only
+
+  nlohmann::json to_json() const;
+};
+
+TrainConfig read_train_config(const ConfigReader& reader);
+
+}  // namespace comera

@@ -1,0 +1,229 @@
+// The BERT-style model: the paper's parameter counts by hand, TT/TTM forward against the same
+// model with the weights reconstructed dense (float64), padding mask, config validation.
+#include "core/layers/size.h"
+#include "core/layers/tt_linear.h"
+#include "core/layers/ttm_embedding.h"
+#include "core/models/transformer.h"
+#include "core/training/experiment.h"
+#include "core/util/error.h"
+#include "tests/support/catch.h"
+
+#include <ATen/ATen.h>
+#include <torch/nn/modules/embedding.h>
+#include <torch/nn/modules/linear.h>
+
+#include <set>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string preset(const std::string& name) {
+  return std::string(COMERA_SOURCE_DIR) + "/experiments/" + name;
+}
+
+// Small config with every layer kind tensorized (d_model 8 = 2x2x2, ffn 16, vocab 50 in 64 rows).
+nlohmann::json tiny_model_json() {
+  return {{"vocab", 50}, {"d_model", 8}, {"heads", 2}, {"layers", 2}, {"ffn", 16},
+          {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0},
+          {"tensorized",
+           {{"embedding", {{"vocab_modes", {4, 4, 4}}, {"emb_modes", {2, 2, 2}}, {"ranks", 3}}},
+            {"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 3}}},
+            {"ffn_in", {{"in_modes", {4, 2}}, {"out_modes", {4, 4}}, {"ranks", 3}}},
+            {"ffn_out", {{"in_modes", {4, 4}}, {"out_modes", {2, 4}}, {"ranks", 3}}},
+            {"classifier", {{"in_modes", {2, 4}}, {"out_modes", {4, 2}}, {"ranks", 2}}}}}};
+}
+
+at::Tensor masked(const at::Tensor& d, double threshold) {
+  return at::where(d.abs() >= threshold, d, at::zeros_like(d));
+}
+
+// W (in, out) of a TT layer by contracting the chain left to right.
+at::Tensor reconstruct_tt(const TTLinearImpl& layer) {
+  const auto cores = layer.cores();
+  const auto d = layer.rank_vectors();
+  auto m = cores[0].reshape({-1, cores[0].size(2)});
+  for (size_t k = 1; k < cores.size(); ++k) {
+    m = m * masked(d[k - 1], layer.threshold());
+    m = at::mm(m, cores[k].reshape({cores[k].size(0), -1})).reshape({-1, cores[k].size(2)});
+  }
+  return m.reshape({layer.shape().in_features(), layer.shape().out_features()});
+}
+
+// The table (vocab, D) of a TTM layer: rows and columns both row-major over the modes.
+at::Tensor reconstruct_ttm(const TTMEmbeddingImpl& layer) {
+  const auto cores = layer.cores();
+  const auto d = layer.rank_vectors();
+  auto t = cores[0].reshape({cores[0].size(1), cores[0].size(2), cores[0].size(3)});
+  for (size_t k = 1; k < cores.size(); ++k) {
+    t = t * masked(d[k - 1], layer.threshold());
+    t = at::einsum("ver,rwfs->vwefs", {t, cores[k]})
+            .reshape({t.size(0) * cores[k].size(1), t.size(1) * cores[k].size(2), cores[k].size(3)});
+  }
+  return t.squeeze(2).narrow(0, 0, layer.shape().vocab());
+}
+
+}  // namespace
+
+TEST_CASE("the paper's preset has 66,957,315 parameters dense and 1,490,157 tensorized",
+          "[models]") {
+  const auto e = load_experiment(preset("mnli_six_encoder.json"));
+  // Dense by hand: embeddings 30522*768 + 512*768 + 2*768 + LN 2*768 = 23,837,184; per layer
+  // 4*(768*768+768) + (768*3072+3072) + (3072*768+768) + 2 LN 2*768 = 7,087,872 (x6);
+  // head 768*768+768 + 768*3+3 = 592,899.
+  Transformer dense(e.model.dense());
+  const auto ds = model_size(*dense);
+  CHECK(ds.total_params == 23837184 + 6 * 7087872 + 592899);
+  CHECK(ds.total_params == 66957315);
+  CHECK(ds.tensorized == 0);
+
+  // Tensorized by hand: TTM 167,808 cores + 96 rank entries; per layer Q/K/V/O 4*(20,448 + 114
+  // + 768), FFN in 28,960 + 118 + 3,072, FFN out 28,960 + 118 + 768, LN 3,072 = 150,388 (x6);
+  // pooler 20,448 + 114 + 768, classifier 2,307; position, segment, LN 396,288.
+  Transformer tt(e.model);
+  const auto ts = model_size(*tt);
+  CHECK(ts.total_params == 167904 + 396288 + 6 * 150388 + 21330 + 2307);
+  CHECK(ts.total_params == 1490157);
+  CHECK(ts.dense_model_params == 66957315);
+  CHECK(ts.compression() == Approx(44.93).epsilon(1e-3));
+  int tt_layers = 0, ttm_layers = 0;
+  for (const auto& l : ts.layers) (l.kind == "tt_linear" ? tt_layers : ttm_layers)++;
+  CHECK(tt_layers == 6 * 6 + 1);
+  CHECK(ttm_layers == 1);
+}
+
+TEST_CASE("the forward with TT/TTM layers equals the dense model with reconstructed weights",
+          "[models]") {
+  at::manual_seed(3);
+  const auto config = parse_model_config(tiny_model_json());
+  Transformer tt(config), dense(config.dense());
+  tt->to(at::kDouble);
+  dense->to(at::kDouble);
+  tt->eval();
+  dense->eval();
+  at::NoGradGuard no_grad;
+  // Rank vectors away from 1, one entry per layer pruned (below the threshold).
+  for (const auto& m : tt->modules())
+    if (auto* t = dynamic_cast<Tensorized*>(m.get())) {
+      for (auto& d : t->rank_vectors()) {
+        d.uniform_(0.5, 1.5);
+        d[0] = 1e-3;
+      }
+    }
+  auto dense_modules = dense->named_modules();
+  auto dense_params = dense->named_parameters();
+  int reconstructed = 0;
+  std::set<std::string> tensorized;
+  for (const auto& item : tt->named_modules()) {
+    if (dynamic_cast<Tensorized*>(item.value().get())) tensorized.insert(item.key());
+    if (auto* l = dynamic_cast<TTLinearImpl*>(item.value().get())) {
+      auto target = dense_modules[item.key()]->as<torch::nn::Linear>();
+      REQUIRE(target);
+      target->weight.copy_(reconstruct_tt(*l).t());
+      target->bias.copy_(l->bias);
+      ++reconstructed;
+    } else if (auto* e = dynamic_cast<TTMEmbeddingImpl*>(item.value().get())) {
+      auto target = dense_modules[item.key()]->as<torch::nn::Embedding>();
+      REQUIRE(target);
+      target->weight.copy_(reconstruct_ttm(*e));
+      ++reconstructed;
+    }
+  }
+  CHECK(reconstructed == 2 * 6 + 1 + 1);
+  // Everything that is not tensorized has the same name in both models.
+  for (const auto& p : tt->named_parameters()) {
+    if (tensorized.count(p.key().substr(0, p.key().rfind('.')))) continue;
+    REQUIRE(dense_params.contains(p.key()));
+    dense_params[p.key()].copy_(p.value());
+  }
+  const auto ids = at::randint(0, 50, {3, 7}, at::kLong);
+  auto segments = at::zeros({3, 7}, at::kLong);
+  segments.narrow(1, 4, 3).fill_(1);
+  auto mask = at::ones({3, 7}, at::kLong);
+  mask[2].narrow(0, 5, 2).zero_();
+  const auto a = tt->classify(ids, segments, mask);
+  const auto b = dense->classify(ids, segments, mask);
+  CHECK(a.sizes() == std::vector<int64_t>{3, 3});
+  CHECK(at::allclose(a, b, 1e-10, 1e-12));
+  const auto ha = tt->forward(ids, segments, mask), hb = dense->forward(ids, segments, mask);
+  CHECK(at::allclose(ha, hb, 1e-10, 1e-12));
+}
+
+TEST_CASE("padding is masked: appending padding leaves the real tokens' outputs unchanged",
+          "[models]") {
+  at::manual_seed(5);
+  Transformer model(parse_model_config(tiny_model_json()));
+  model->to(at::kDouble);
+  model->eval();
+  at::NoGradGuard no_grad;
+  const auto ids = at::randint(1, 50, {2, 5}, at::kLong);
+  const auto seg = at::zeros({2, 5}, at::kLong);
+  const auto short_out = model->forward(ids, seg, at::ones({2, 5}, at::kLong));
+  const auto padded_ids = at::cat({ids, at::zeros({2, 3}, at::kLong)}, 1);
+  auto mask = at::ones({2, 8}, at::kLong);
+  mask.narrow(1, 5, 3).zero_();
+  const auto long_out = model->forward(padded_ids, at::zeros({2, 8}, at::kLong), mask);
+  CHECK(at::allclose(long_out.narrow(1, 0, 5), short_out, 1e-10, 1e-12));
+  // Without the mask the padding would leak in.
+  const auto leaked = model->forward(padded_ids, at::zeros({2, 8}, at::kLong), at::ones({2, 8}, at::kLong));
+  CHECK_FALSE(at::allclose(leaked.narrow(1, 0, 5), short_out, 1e-6, 1e-8));
+}
+
+TEST_CASE("the masked-LM head maps every position to vocabulary logits", "[models]") {
+  auto j = tiny_model_json();
+  j["masked_lm"] = true;
+  j["classes"] = 0;
+  Transformer model(parse_model_config(j));
+  const auto ids = at::randint(0, 50, {2, 6}, at::kLong);
+  const auto out = model->masked_lm(ids, at::zeros_like(ids), at::ones_like(ids));
+  CHECK(out.sizes() == std::vector<int64_t>{2, 6, 50});
+  CHECK_THROWS_WITH(model->classify(ids, at::zeros_like(ids), at::ones_like(ids)),
+                    Contains("no classification head"));
+}
+
+TEST_CASE("model config errors name the key and the fix", "[models]") {
+  auto with = [](const std::function<void(nlohmann::json&)>& edit) {
+    auto j = tiny_model_json();
+    edit(j);
+    return j;
+  };
+  CHECK_THROWS_WITH(parse_model_config(with([](auto& j) { j["d_modle"] = 8; })),
+                    Contains("model.d_modle: unknown key") && Contains("d_model"));
+  CHECK_THROWS_WITH(parse_model_config(with([](auto& j) { j["heads"] = 3; })),
+                    Contains("model.heads: 3 does not divide d_model 8"));
+  CHECK_THROWS_WITH(parse_model_config(with([](auto& j) { j["dropout"] = "high"; })),
+                    Contains("model.dropout: expected a number"));
+  CHECK_THROWS_WITH(
+      parse_model_config(with([](auto& j) { j["tensorized"]["ffn_in"]["out_modes"] = {4, 2}; })),
+      Contains("model.tensorized.ffn_in") && Contains("8 -> 16"));
+  CHECK_THROWS_WITH(
+      parse_model_config(with([](auto& j) {
+        j["tensorized"]["attention"]["ranks"] = {1, 5, 3, 3, 1};
+      })),
+      Contains("model.tensorized.attention") && Contains("exceeds its full-rank bound 4"));
+  CHECK_THROWS_WITH(
+      parse_model_config(with([](auto& j) { j["tensorized"]["embedding"]["emb_modes"] = {2, 2, 4}; })),
+      Contains("model.tensorized.embedding") && Contains("not d_model 8"));
+  CHECK_THROWS_WITH(parse_model_config(with([](auto& j) { j["tensorized"]["query"] = {}; })),
+                    Contains("model.tensorized.query: unknown key"));
+  // A uniform rank is capped at each bond's bound.
+  const auto c = parse_model_config(tiny_model_json());
+  CHECK(c.attention.ranks == std::vector<int64_t>{1, 3, 3, 3, 1});
+  CHECK(c.classifier.ranks == std::vector<int64_t>{1, 2, 2, 2, 1});
+}
+
+TEST_CASE("every preset in experiments/ loads", "[models]") {
+  for (const char* name : {"mnli_six_encoder.json"}) {
+    INFO(name);
+    const auto e = load_experiment(preset(name));
+    CHECK(e.model.any_tensorized());
+  }
+  const auto e = load_experiment(preset("mnli_six_encoder.json"));
+  CHECK(e.training.batch_size == 32);
+  CHECK(e.training.optimizer.lr_cores == 1e-4);
+  CHECK(e.training.optimizer.lr_ranks == 1e-3);
+  CHECK(e.training.optimizer.lr_other == 5e-5);
+  CHECK(e.training.late.enabled);
+  CHECK(e.training.late.start_epoch == 20);
+}

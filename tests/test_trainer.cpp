@@ -1,0 +1,381 @@
+// The trainer: resume equals an uninterrupted run, truncation mid-training keeps the loss and
+// slices the optimiser state, late-stage switching, NaN stop, evaluation, schedules, groups.
+#include "core/layers/size.h"
+#include "core/models/transformer.h"
+#include "core/training/checkpoint.h"
+#include "core/training/lr_schedule.h"
+#include "core/training/optimizer.h"
+#include "core/training/param_groups.h"
+#include "core/training/rank_truncation.h"
+#include "core/training/trainer.h"
+#include "core/training/training_step.h"
+#include "core/util/error.h"
+#include "tests/support/catch.h"
+
+#include <ATen/ATen.h>
+#include <torch/optim/adamw.h>
+
+#include <cmath>
+#include <filesystem>
+#include <limits>
+#include <random>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+namespace {
+
+// Pairs whose label is the first token of `a` modulo 3 (learnable from [CLS] attention).
+PairDataset synthetic_pairs(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<EncodedPair> pairs;
+  for (int64_t i = 0; i < n; ++i) {
+    EncodedPair p;
+    const int64_t la = 2 + static_cast<int64_t>(rng() % 4), lb = 1 + static_cast<int64_t>(rng() % 3);
+    p.input_ids.push_back(1);  // [CLS]
+    for (int64_t t = 0; t < la; ++t) p.input_ids.push_back(3 + static_cast<int64_t>(rng() % 45));
+    p.input_ids.push_back(2);  // [SEP]
+    p.segment_ids.assign(p.input_ids.size(), 0);
+    for (int64_t t = 0; t < lb; ++t) p.input_ids.push_back(3 + static_cast<int64_t>(rng() % 45));
+    p.input_ids.push_back(2);
+    p.segment_ids.resize(p.input_ids.size(), 1);
+    p.label = p.input_ids[1] % 3;
+    pairs.push_back(std::move(p));
+  }
+  return PairDataset(std::move(pairs), 0);
+}
+
+ModelConfig tiny_model(double threshold = 0.01) {
+  return parse_model_config(nlohmann::json{
+      {"vocab", 50}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
+      {"max_positions", 16}, {"classes", 3}, {"dropout", 0.1}, {"rank_threshold", threshold},
+      {"tensorized",
+       {{"embedding", {{"vocab_modes", {4, 4, 4}}, {"emb_modes", {2, 2, 2}}, {"ranks", 3}}},
+        {"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 3}}},
+        {"ffn_in", {{"in_modes", {4, 2}}, {"out_modes", {4, 4}}, {"ranks", 3}}},
+        {"ffn_out", {{"in_modes", {4, 4}}, {"out_modes", {2, 4}}, {"ranks", 3}}}}}});
+}
+
+// 3 epochs of 5 batches (24 examples, batch 5: the last batch is short); ranks pruned fast
+// (threshold 0.9, rank lr 0.05), truncated at epoch ends, late stage from epoch 1.
+TrainConfig tiny_training() {
+  TrainConfig c;
+  c.epochs = 3;
+  c.batch_size = 5;
+  c.eval_batch_size = 4;
+  c.seed = 11;
+  c.optimizer.lr_cores = 0.01;
+  c.optimizer.lr_ranks = 0.05;
+  c.optimizer.lr_other = 0.01;
+  c.early.gamma = 1.0;
+  c.late.enabled = true;
+  c.late.start_epoch = 1;
+  c.late.size_ratio = 0.5;
+  c.schedule.kind = ScheduleKind::Linear;
+  c.schedule.warmup_steps = 2;
+  return c;
+}
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "comera_test_trainer";
+  std::filesystem::create_directories(dir);
+  const auto p = (dir / name).string();
+  std::filesystem::remove(p);
+  return p;
+}
+
+TrainerOptions quiet(const std::string& checkpoint = "") {
+  TrainerOptions o;
+  o.progress = false;
+  o.checkpoint = checkpoint;
+  return o;
+}
+
+void check_same_parameters(Transformer& a, Transformer& b) {
+  const auto pa = a->named_parameters(), pb = b->named_parameters();
+  REQUIRE(pa.size() == pb.size());
+  for (const auto& item : pa) {
+    INFO(item.key());
+    const auto& other = pb[item.key()];
+    REQUIRE(item.value().sizes() == other.sizes());
+    CHECK(at::equal(item.value(), other));
+  }
+}
+
+}  // namespace
+
+TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[trainer]") {
+  const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(9, 2);
+  const auto model = tiny_model(0.9);
+
+  Trainer full(model, tiny_training(), train, eval, quiet(temp_path("full.pt")));
+  const auto a = full.run();
+  REQUIRE(a.status == RunStatus::Completed);
+  CHECK(a.steps == 15);
+  // Truncation really shrank something, so the resume had to rebuild shapes.
+  bool shrunk = false;
+  for (const auto& [name, r] : allocated_ranks(*full.model())) {
+    (void)name;
+    for (size_t k = 1; k + 1 < r.size(); ++k) shrunk |= r[k] < 3;
+  }
+  CHECK(shrunk);
+
+  SECTION("stopped by a step limit inside an epoch, then resumed") {
+    const auto path = temp_path("limit.pt");
+    auto options = quiet(path);
+    options.stop_at_step = 7;
+    Trainer first(model, tiny_training(), train, eval, options);
+    const auto b = first.run();
+    CHECK(b.status == RunStatus::StepLimit);
+    CHECK(b.steps == 7);
+    REQUIRE(b.epochs.size() == 2);
+    CHECK(b.epochs.back().partial);
+    Trainer second(model, tiny_training(), train, eval, [&] {
+      auto o = quiet(path);
+      o.resume = true;
+      return o;
+    }());
+    CHECK(second.resumed());
+    CHECK(second.state().step == 7);
+    const auto c = second.run();
+    CHECK(c.status == RunStatus::Completed);
+    CHECK(c.steps == 15);
+    check_same_parameters(full.model(), second.model());
+    CHECK(c.epochs.back().eval_loss == a.epochs.back().eval_loss);
+  }
+
+  SECTION("killed after a mid-epoch checkpoint, then resumed") {
+    const auto path = temp_path("killed.pt");
+    auto options = quiet(path);
+    options.on_epoch = [](const EpochMetrics& m) {
+      if (m.epoch == 1) throw std::runtime_error("killed");
+    };
+    auto training = tiny_training();
+    training.checkpoint_every_steps = 4;
+    Trainer first(model, training, train, eval, options);
+    CHECK_THROWS_WITH(first.run(), Contains("killed"));
+    // The epoch-1 checkpoint was written before the kill; resuming continues from step 10.
+    CHECK(Checkpoint(path).state().step == 10);
+    auto resume = quiet(path);
+    resume.resume = true;
+    Trainer second(model, training, train, eval, resume);
+    CHECK(second.run().status == RunStatus::Completed);
+    check_same_parameters(full.model(), second.model());
+  }
+}
+
+TEST_CASE("truncation mid-training leaves the loss unchanged and slices the AdamW moments",
+          "[trainer]") {
+  at::manual_seed(4);
+  Transformer model(tiny_model());
+  model->to(at::kDouble);
+  OptimizerConfig oc;
+  oc.amsgrad = true;
+  auto optimizer = make_optimizer(*model, oc);
+  Objective objective(SurrogateKind::Weighted, {0.1, 0}, {}, 1000, 1000);
+  const auto data = synthetic_pairs(8, 3);
+  const auto batch = data.batch({0, 1, 2, 3, 4, 5, 6, 7});
+  for (int i = 0; i < 2; ++i) training_step(model, *optimizer, objective, 0, batch);
+
+  // Prune some entries by hand, after the optimiser has moments for them.
+  auto layers = tensorized_layers(*model);
+  {
+    at::NoGradGuard no_grad;
+    for (auto& l : layers) {
+      auto d = l.layer->rank_vectors();
+      d[0][1] = 0.001;
+      d.back()[0] = -0.002;
+    }
+  }
+  auto loss_of = [&] {
+    at::NoGradGuard no_grad;
+    model->eval();
+    const auto logits = model->classify(batch.input_ids, batch.segment_ids, batch.attention_mask);
+    model->train();
+    return at::cross_entropy_loss(logits, batch.labels).item<double>();
+  };
+  const double before = loss_of();
+  // Expected kept indices, from the rank vectors themselves; old moments by parameter.
+  struct Old {
+    at::Tensor param, exp_avg, exp_avg_sq, max_exp_avg_sq;
+  };
+  std::vector<std::vector<at::Tensor>> keep;
+  std::vector<std::vector<Old>> old_cores, old_ranks;
+  auto old_state = [&](const at::Tensor& p) {
+    auto& s = static_cast<torch::optim::AdamWParamState&>(
+        *optimizer->state().at(c10::guts::to_string(p.unsafeGetTensorImpl())));
+    return Old{p, s.exp_avg().clone(), s.exp_avg_sq().clone(), s.max_exp_avg_sq().clone()};
+  };
+  for (auto& l : layers) {
+    std::vector<at::Tensor> k;
+    for (const auto& d : l.layer->rank_vectors())
+      k.push_back(at::nonzero(d.abs() >= l.layer->threshold()).view({-1}));
+    keep.push_back(k);
+    std::vector<Old> cs, rs;
+    for (const auto& c : l.layer->cores()) cs.push_back(old_state(c));
+    for (const auto& d : l.layer->rank_vectors()) rs.push_back(old_state(d));
+    old_cores.push_back(cs);
+    old_ranks.push_back(rs);
+  }
+
+  const auto changed = truncate_model(*model, optimizer.get(), false);
+  CHECK(changed.size() == layers.size());
+  CHECK(loss_of() == Approx(before).epsilon(1e-12));
+
+  auto sliced = [](at::Tensor t, int64_t dim, const at::Tensor& index) {
+    return index.defined() ? t.index_select(dim, index) : t;
+  };
+  for (size_t i = 0; i < layers.size(); ++i) {
+    INFO(layers[i].name);
+    const auto& k = keep[i];
+    const int64_t K = static_cast<int64_t>(old_cores[i].size());
+    for (int64_t c = 0; c < K; ++c) {
+      const int core_dim_right = layers[i].layer->layer_kind() == "ttm_embedding" ? 3 : 2;
+      auto cut = [&](const at::Tensor& t) {
+        auto x = sliced(t, 0, c > 0 ? k[c - 1] : at::Tensor());
+        return sliced(x, core_dim_right, c + 1 < K ? k[c] : at::Tensor());
+      };
+      const auto& o = old_cores[i][c];
+      auto& s = static_cast<torch::optim::AdamWParamState&>(
+          *optimizer->state().at(c10::guts::to_string(o.param.unsafeGetTensorImpl())));
+      CHECK(at::equal(s.exp_avg(), cut(o.exp_avg)));
+      CHECK(at::equal(s.exp_avg_sq(), cut(o.exp_avg_sq)));
+      CHECK(at::equal(s.max_exp_avg_sq(), cut(o.max_exp_avg_sq)));
+      CHECK(o.param.sizes() == s.exp_avg().sizes());
+    }
+    for (size_t r = 0; r < old_ranks[i].size(); ++r) {
+      const auto& o = old_ranks[i][r];
+      auto& s = static_cast<torch::optim::AdamWParamState&>(
+          *optimizer->state().at(c10::guts::to_string(o.param.unsafeGetTensorImpl())));
+      CHECK(at::equal(s.exp_avg(), o.exp_avg.index_select(0, k[r])));
+      CHECK(at::equal(s.exp_avg_sq(), o.exp_avg_sq.index_select(0, k[r])));
+    }
+  }
+  // Training goes on with the smaller shapes.
+  const auto r = training_step(model, *optimizer, objective, 1.0, batch);
+  CHECK(r.finite);
+}
+
+TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") {
+  const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(6, 2);
+  SECTION("by epoch: S0 is the ratio of the exact size at the end of the early stage") {
+    Trainer t(tiny_model(0.9), tiny_training(), train, eval, quiet());
+    const auto r = t.run();
+    REQUIRE(r.epochs.size() == 3);
+    CHECK(r.epochs[0].stage == "early");
+    CHECK(r.epochs[1].stage == "late");
+    CHECK(r.epochs[2].stage == "late");
+    CHECK(t.objective().late());
+    CHECK(t.objective().size_target() ==
+          Approx(0.5 * static_cast<double>(r.epochs[0].size.tensorized) / t.state().initial_size));
+  }
+  SECTION("by step, inside an epoch") {
+    auto c = tiny_training();
+    c.late.start_step = 7;
+    auto options = quiet();
+    options.stop_at_step = 6;
+    Trainer t(tiny_model(), c, train, eval, options);
+    t.run();
+    CHECK_FALSE(t.objective().late());
+    Trainer u(tiny_model(), c, train, eval, [] {
+      auto o = quiet();
+      o.stop_at_step = 8;
+      return o;
+    }());
+    const auto r = u.run();
+    CHECK(u.objective().late());
+    CHECK(r.epochs.back().stage == "late");
+    CHECK(r.epochs.front().stage == "early");
+  }
+}
+
+TEST_CASE("a NaN loss stops the run and keeps the last good checkpoint", "[trainer]") {
+  const auto train = synthetic_pairs(10, 1), eval = synthetic_pairs(4, 2);
+  const auto path = temp_path("nan.pt");
+  auto options = quiet(path);
+  Transformer* model = nullptr;
+  options.on_epoch = [&](const EpochMetrics&) {
+    at::NoGradGuard no_grad;
+    (*model)->named_parameters()["classification.classifier.bias"].fill_(
+        std::numeric_limits<double>::quiet_NaN());
+  };
+  auto c = tiny_training();
+  c.late.enabled = false;
+  Trainer t(tiny_model(), c, train, eval, options);
+  model = &t.model();
+  const auto r = t.run();
+  CHECK(r.status == RunStatus::Diverged);
+  CHECK_THAT(r.message, Contains("nan") && Contains("last good checkpoint"));
+  CHECK(r.steps == 2);
+  const Checkpoint kept(path);
+  CHECK(kept.state().step == 2);
+  Transformer fresh(tiny_model());
+  kept.load_model(*fresh);
+  for (const auto& p : fresh->parameters()) CHECK(at::isfinite(p).all().item<bool>());
+}
+
+TEST_CASE("evaluation covers every example, loss averaged per example", "[trainer]") {
+  at::manual_seed(2);
+  Transformer model(tiny_model());
+  const auto data = synthetic_pairs(7, 5);
+  const auto r = evaluate(model, data, 3);
+  CHECK(model->is_training());
+  CHECK(r.examples == 7);
+  model->eval();
+  at::NoGradGuard no_grad;
+  double loss = 0;
+  int64_t correct = 0;
+  for (int64_t i = 0; i < 7; ++i) {
+    const auto b = data.batch({i});
+    const auto logits = model->classify(b.input_ids, b.segment_ids, b.attention_mask);
+    loss += at::cross_entropy_loss(logits, b.labels).item<double>();
+    correct += logits.argmax(-1).item<int64_t>() == b.labels.item<int64_t>();
+  }
+  CHECK(r.loss == Approx(loss / 7).epsilon(1e-5));
+  CHECK(r.accuracy == Approx(static_cast<double>(correct) / 7));
+}
+
+TEST_CASE("learning-rate schedules by hand", "[trainer]") {
+  ScheduleConfig s;
+  CHECK(lr_factor(s, 50, 100) == 1.0);
+  s.warmup_steps = 10;
+  CHECK(lr_factor(s, 0, 100) == Approx(0.1));
+  CHECK(lr_factor(s, 9, 100) == Approx(1.0));
+  s.kind = ScheduleKind::Linear;
+  CHECK(lr_factor(s, 10, 110) == Approx(1.0));
+  CHECK(lr_factor(s, 60, 110) == Approx(0.5));
+  CHECK(lr_factor(s, 110, 110) == Approx(0.0));
+  s.kind = ScheduleKind::Cosine;
+  s.min_factor = 0.2;
+  CHECK(lr_factor(s, 60, 110) == Approx(0.2 + 0.8 * 0.5));
+  CHECK(lr_factor(s, 35, 110) == Approx(0.2 + 0.8 * 0.5 * (1 + std::cos(M_PI / 4))));
+}
+
+TEST_CASE("AdamW has three groups with their own learning rates", "[trainer]") {
+  Transformer model(tiny_model());
+  OptimizerConfig oc;
+  auto optimizer = make_optimizer(*model, oc);
+  auto& groups = optimizer->param_groups();
+  REQUIRE(groups.size() == 3);
+  // 1 TTM (3 cores, 2 rank vectors) + 4 attention + 2 FFN TT layers (4 cores, 3 rank vectors).
+  CHECK(groups[0].params().size() == 3 + 6 * 4);
+  CHECK(groups[1].params().size() == 2 + 6 * 3);
+  CHECK(groups[2].params().size() == model->parameters().size() - groups[0].params().size() -
+                                         groups[1].params().size());
+  set_learning_rates(*optimizer, oc, 0.5);
+  CHECK(groups[0].options().get_lr() == Approx(0.5e-4));
+  CHECK(groups[1].options().get_lr() == Approx(0.5e-3));
+  CHECK(groups[2].options().get_lr() == Approx(0.25e-4));
+}
+
+TEST_CASE("resuming with another model config is refused", "[trainer]") {
+  const auto train = synthetic_pairs(10, 1), eval = synthetic_pairs(4, 2);
+  const auto path = temp_path("identity.pt");
+  auto c = tiny_training();
+  c.epochs = 1;
+  Trainer(tiny_model(), c, train, eval, quiet(path)).run();
+  auto options = quiet(path);
+  options.resume = true;
+  CHECK_THROWS_WITH(Trainer(tiny_model(0.5), c, train, eval, options),
+                    Contains("different model config"));
+}
