@@ -32,7 +32,8 @@ TEST_CASE("canonical JSON sorts keys and normalises numbers", "[canonical]") {
 
   CHECK(canonical_json(json::parse("[1e0, 1.0, -0.0, 0, 0.1, 1e-05, 1e300]")) ==
         "[1,1,0,0,0.1,1e-05,1e+300]");
-  CHECK(canonical_json(json::parse("{\"lr\": 0.001}")) == canonical_json(json::parse("{\"lr\": 1e-3}")));
+  CHECK(canonical_json(json::parse("{\"lr\": 0.001}")) ==
+        canonical_json(json::parse("{\"lr\": 1e-3}")));
   // Integral floats become integers only where doubles are exact (|x| <= 2^53).
   CHECK(canonical_json(json(9007199254740992.0)) == "9007199254740992");
   CHECK(canonical_json(json(18014398509481984.0)) == "1.8014398509481984e+16");

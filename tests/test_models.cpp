@@ -3,6 +3,7 @@
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
+#include "core/models/dropout.h"
 #include "core/models/transformer.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
@@ -226,4 +227,28 @@ TEST_CASE("every preset in experiments/ loads", "[models]") {
   CHECK(e.training.optimizer.lr_other == 5e-5);
   CHECK(e.training.late.enabled);
   CHECK(e.training.late.start_epoch == 20);
+}
+
+TEST_CASE("dropout drops a fraction p, scales the rest, and is reproducible", "[models]") {
+  const auto x = at::rand({400, 500}, at::kDouble) + 1;  // no zeros
+  at::manual_seed(7);
+  const auto y = fast_dropout(x, 0.1, true);
+  const double dropped = (y == 0).to(at::kDouble).mean().item<double>();
+  CHECK(std::abs(dropped - 0.1) < 0.003);  // 200,000 draws: std 0.00067
+  const auto kept = y != 0;
+  CHECK(at::allclose(y.masked_select(kept), x.masked_select(kept) / 0.9));
+  at::manual_seed(7);
+  CHECK(at::equal(fast_dropout(x, 0.1, true), y));
+  CHECK_FALSE(at::equal(fast_dropout(x, 0.1, true), y));  // the generator moved on
+  CHECK(fast_dropout(x, 0.1, false).is_same(x));
+  // Neighbouring elements are independent: P(both dropped) = p^2.
+  const auto a = (y.narrow(1, 0, 250) == 0).to(at::kDouble), b = (y.narrow(1, 250, 250) == 0).to(at::kDouble);
+  const auto a2 = (y.slice(1, 0, 500, 2) == 0).to(at::kDouble), b2 = (y.slice(1, 1, 500, 2) == 0).to(at::kDouble);
+  CHECK(std::abs((a * b).mean().item<double>() - 0.01) < 0.002);
+  CHECK(std::abs((a2 * b2).mean().item<double>() - 0.01) < 0.002);
+  // The gradient is the same mask and scale.
+  auto leaf = x.clone().requires_grad_();
+  at::manual_seed(7);
+  fast_dropout(leaf, 0.1, true).sum().backward();
+  CHECK(at::allclose(leaf.grad(), (y != 0).to(at::kDouble) / 0.9));
 }

@@ -99,7 +99,8 @@ TEST_CASE("a new database gets the current schema, WAL, foreign keys and a busy 
   for (const char* table : {"studies", "trials", "epochs", "epoch_metrics", "objectives",
                             "layer_ranks", "kernel_choices", "schema_version"})
     CHECK(sql_int(path, std::string("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
-                                    "name = '") + table + "'") == 1);
+                                    "name = '") +
+                            table + "'") == 1);
   CHECK(sql_int(path, "SELECT MAX(version) FROM schema_version") == latest_schema_version());
   // Opening again leaves the schema alone.
   auto again = ResultsDb::open(path);
@@ -122,8 +123,8 @@ TEST_CASE("a database of another schema version is refused, naming `comera db up
   CHECK(read_bytes(path) == before);
 
   sql_exec(path, "UPDATE schema_version SET version = 99");
-  CHECK_THROWS_WITH(ResultsDb::open(path), Contains("version 99, newer than") &&
-                                               Contains("comera db upgrade"));
+  CHECK_THROWS_WITH(ResultsDb::open(path),
+                    Contains("version 99, newer than") && Contains("comera db upgrade"));
   CHECK_THROWS_WITH(ResultsDb::upgrade(path), Contains("newer"));
 }
 
@@ -181,9 +182,9 @@ TEST_CASE("files that are not comera databases are refused and left byte for byt
     std::string path;
     std::string says;
   };
-  for (const auto& c : {Case{damaged, "damaged"}, Case{text, "not a SQLite database"},
-                        Case{foreign, "not a comera results database (tables people"},
-                        Case{bad_header, ""}}) {
+  for (const auto& c :
+       {Case{damaged, "damaged"}, Case{text, "not a SQLite database"},
+        Case{foreign, "not a comera results database (tables people"}, Case{bad_header, ""}}) {
     INFO(c.path);
     const std::string before = read_bytes(c.path);
     for (Mode mode : {Mode::ReadWrite, Mode::ReadOnly}) {
@@ -217,7 +218,9 @@ TEST_CASE("NaN and +-inf survive the round trip and stay queryable", "[store]") 
   for (const char* name : {"size", "neg", "zero", "tiny", "big", "plain"})
     CHECK(back.at(name) == values.at(name));
 
-  record_epoch(db, id, {1, 10, "early", {{"train_loss", kNaN}, {"eval_loss", -kInf}, {"accuracy", 0.5}}, ""});
+  record_epoch(
+      db, id,
+      {1, 10, "early", {{"train_loss", kNaN}, {"eval_loss", -kInf}, {"accuracy", 0.5}}, ""});
   const auto epochs = read_epochs(db.sql(), id);
   REQUIRE(epochs.size() == 1);
   CHECK(std::isnan(epochs[0].metrics.at("train_loss")));
@@ -230,7 +233,8 @@ TEST_CASE("NaN and +-inf survive the round trip and stay queryable", "[store]") 
   CHECK(sql_int(path, "SELECT value < -1e308 FROM objectives WHERE name = 'neg'") == 1);
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
   CHECK(raw.execAndGet("SELECT name FROM objectives WHERE value IS NOT NULL ORDER BY value DESC "
-                       "LIMIT 1").getString() == "size");
+                       "LIMIT 1")
+            .getString() == "size");
   CHECK(raw.execAndGet("SELECT kind FROM epoch_metrics WHERE name = 'train_loss'").getString() ==
         "nan");
 }
@@ -248,12 +252,14 @@ TEST_CASE("trials: idempotent enqueue, ordered claims, finishing rules, runs", "
   const auto ids = enqueue_trials(db, study, sweep_configs(3));
   // The same configs written differently map to the same trials.
   const auto again = enqueue_trials(
-      db, study, {json::parse(R"({"seed": 1.0, "lr": 0.002})"), json::parse(R"({"seed": 5, "lr": 1})")});
+      db, study,
+      {json::parse(R"({"seed": 1.0, "lr": 0.002})"), json::parse(R"({"seed": 5, "lr": 1})")});
   CHECK(again[0] == ids[1]);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == 4);
   CHECK(sql_int(path, "SELECT seed FROM trials WHERE id = " + std::to_string(ids[2])) == 2);
-  CHECK(sql_int(path, "SELECT group_concat(number) = '1,2,3,4' FROM (SELECT number FROM trials "
-                      "ORDER BY number)") == 1);
+  CHECK(sql_int(path,
+                "SELECT group_concat(number) = '1,2,3,4' FROM (SELECT number FROM trials "
+                "ORDER BY number)") == 1);
 
   const auto env = test_environment();
   const auto first = claim_next_trial(db, study.id, "w1", env);
@@ -297,18 +303,11 @@ TEST_CASE("trials: idempotent enqueue, ordered claims, finishing rules, runs", "
   CHECK(list_trials(db).size() == 6);
 }
 
-TEST_CASE("two processes claiming from one database never get the same trial", "[store]") {
+TEST_CASE("processes creating, filling and claiming from one database never share a trial",
+          "[store]") {
   TempDir dir;
   const std::string path = dir.file("queue.db");
   const int trials = 120, workers = 4;
-  int64_t study_id = 0;
-  std::vector<int64_t> ids;
-  {
-    auto db = ResultsDb::open(path);
-    const auto study = create_or_get_study(db, "q", json::object());
-    study_id = study.id;
-    ids = enqueue_trials(db, study, sweep_configs(trials));
-  }
   int go[2];
   REQUIRE(pipe(go) == 0);
   std::vector<pid_t> children;
@@ -316,28 +315,31 @@ TEST_CASE("two processes claiming from one database never get the same trial", "
     const pid_t pid = fork();
     REQUIRE(pid >= 0);
     if (pid == 0) {
-      // Child: only SQLite and files here (no Catch2, no LibTorch), then _exit.
+      // Child: only SQLite and files here (no Catch2, no LibTorch), then _exit. Every worker
+      // creates the same new database, study and trials at once, then claims until none is left.
       close(go[1]);
       char start = 0;
       const bool released = read(go[0], &start, 1) == 0;
       std::ofstream out(dir.file("claims_" + std::to_string(w)));
+      int code = released ? 0 : 2;
       try {
         auto db = ResultsDb::open(path);
+        const auto study = create_or_get_study(db, "q", json::object());
+        enqueue_trials(db, study, sweep_configs(trials));
         const std::string worker = "worker-" + std::to_string(w);
-        while (auto t = claim_next_trial(db, study_id, worker, test_environment()))
+        while (auto t = claim_next_trial(db, study.id, worker, test_environment()))
           out << t->id << "\n";
       } catch (const std::exception& e) {
         out << "error " << e.what() << "\n";
-        out.close();
-        _exit(1);
+        code = 1;
       }
       out.close();  // _exit skips destructors
-      _exit(released ? 0 : 2);
+      _exit(code);
     }
     children.push_back(pid);
   }
   close(go[0]);
-  close(go[1]);  // all children start claiming at once
+  close(go[1]);  // releases all children at once
   for (pid_t pid : children) {
     int status = 0;
     waitpid(pid, &status, 0);
@@ -348,20 +350,27 @@ TEST_CASE("two processes claiming from one database never get the same trial", "
   for (int w = 0; w < workers; ++w) {
     std::ifstream in(dir.file("claims_" + std::to_string(w)));
     std::string line;
-    int count = 0;
     while (std::getline(in, line)) {
       INFO(line);
       REQUIRE(line.rfind("error", 0) != 0);
       claimed.insert(std::stoll(line));
-      ++count;
     }
-    UNSCOPED_INFO("worker " << w << " claimed " << count);
   }
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM studies") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == trials);
   CHECK(claimed.size() == static_cast<size_t>(trials));
-  CHECK(std::set<int64_t>(claimed.begin(), claimed.end()) == std::set<int64_t>(ids.begin(), ids.end()));
+  CHECK(std::set<int64_t>(claimed.begin(), claimed.end()).size() == static_cast<size_t>(trials));
   CHECK(sql_int(path, "SELECT COUNT(*) FROM trials WHERE state = 'running' AND attempts = 1") ==
         trials);
-  CHECK(sql_int(path, "SELECT COUNT(DISTINCT worker) FROM trials") <= workers);
+  // Each trial's recorded worker is the one that reported claiming it.
+  for (int w = 0; w < workers; ++w) {
+    std::ifstream in(dir.file("claims_" + std::to_string(w)));
+    int64_t count = 0;
+    for (std::string line; std::getline(in, line);) ++count;
+    CHECK(sql_int(path, "SELECT COUNT(*) FROM trials WHERE worker = 'worker-" + std::to_string(w) +
+                            "'") == count);
+  }
 }
 
 TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh", "[store]") {
@@ -390,13 +399,14 @@ TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh"
 
   CHECK(requeue_failed(db, study.id) == 1);
   CHECK(load_trial(db, dead.id)->state == TrialState::Queued);
-  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE trial_id = " + std::to_string(dead.id)) == 0);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE trial_id = " + std::to_string(dead.id)) ==
+        0);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM epoch_metrics") == 0);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM layer_ranks") == 0);
   // The presumed-dead worker can no longer finish it; the next claim gets attempt 2.
-  CHECK_THROWS_WITH(finish_trial(db, dead.id, "dead", TrialState::Complete,
-                                 {{"eval_loss", 1}, {"size", 1}}),
-                    Contains("cannot finish it"));
+  CHECK_THROWS_WITH(
+      finish_trial(db, dead.id, "dead", TrialState::Complete, {{"eval_loss", 1}, {"size", 1}}),
+      Contains("cannot finish it"));
   const auto retry = *claim_next_trial(db, study.id, "new", env);
   CHECK(retry.id == dead.id);
   CHECK(retry.attempts == 2);
@@ -407,14 +417,17 @@ TEST_CASE("epoch metrics and layer ranks are plain rows a sqlite3 user can query
   const std::string path = dir.file("m.db");
   auto db = ResultsDb::open(path);
   const auto run = start_run(db, {{"lr", 0.01}}, "me", test_environment());
-  record_epoch(db, run.id, {0, 100, "early", {{"train_loss", 2.5}, {"size", 1490157}, {"grad_norm", 3.0}}, ""});
+  record_epoch(db, run.id,
+               {0, 100, "early", {{"train_loss", 2.5}, {"size", 1490157}, {"grad_norm", 3.0}}, ""});
   record_epoch(db, run.id, {1, 200, "early", {{"train_loss", 9.0}}, ""});
   record_epoch(db, run.id, {1, 200, "late", {{"train_loss", 1.5}, {"eval_loss", 1.75}}, ""});
-  record_layer_ranks(db, run.id, 1, {{"enc.0.q", {1, 12, 30, 30, 30, 12, 1}, 20448}, {"emb", {1, 32, 1}, 999}});
+  record_layer_ranks(db, run.id, 1,
+                     {{"enc.0.q", {1, 12, 30, 30, 30, 12, 1}, 20448}, {"emb", {1, 32, 1}, 999}});
 
   SQLite::Database raw(path, SQLite::OPEN_READONLY);
-  SQLite::Statement rows(raw, "SELECT epoch, step, stage, train_loss, eval_loss, size FROM "
-                              "epoch_table ORDER BY epoch");
+  SQLite::Statement rows(raw,
+                         "SELECT epoch, step, stage, train_loss, eval_loss, size FROM "
+                         "epoch_table ORDER BY epoch");
   REQUIRE(rows.executeStep());
   CHECK(rows.getColumn(1).getInt64() == 100);
   CHECK(rows.getColumn(3).getDouble() == 2.5);
@@ -425,7 +438,8 @@ TEST_CASE("epoch metrics and layer ranks are plain rows a sqlite3 user can query
   CHECK(rows.getColumn(3).getDouble() == 1.5);
   CHECK(rows.getColumn(4).getDouble() == 1.75);
   CHECK_FALSE(rows.executeStep());
-  CHECK(raw.execAndGet("SELECT value FROM epoch_metrics WHERE name = 'grad_norm'").getDouble() == 3.0);
+  CHECK(raw.execAndGet("SELECT value FROM epoch_metrics WHERE name = 'grad_norm'").getDouble() ==
+        3.0);
   CHECK(raw.execAndGet("SELECT ranks FROM layer_ranks WHERE layer = 'enc.0.q'").getString() ==
         "1,12,30,30,30,12,1");
   CHECK(raw.execAndGet("SELECT SUM(size) FROM layer_ranks WHERE epoch = 1").getInt64() == 21447);
@@ -451,7 +465,8 @@ TEST_CASE("kernel choices are found only under the same key and fingerprint", "[
   TempDir dir;
   auto db = ResultsDb::open(dir.file("k.db"));
   const KernelKey key{"12,8,8|8,8,12", "1,12,30,30,30,12,1", 4096, "float32", "cpu", 2, "1.13.1"};
-  KernelChoice choice{key, "cpu-a|threads=2", R"(["merge_left","merge_right"])", 1.25, 20, "abc", ""};
+  KernelChoice choice{key, "cpu-a|threads=2", R"(["merge_left","merge_right"])", 1.25, 20, "abc",
+                      ""};
   put_kernel_choice(db, choice);
   const auto got = get_kernel_choice(db, key, "cpu-a|threads=2");
   REQUIRE(got);
@@ -484,7 +499,8 @@ TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
     record_epoch(db, t.id, {0, 1, "early", {{"train_loss", 1.0}}, ""});
     finish_trial(db, t.id, "wa", TrialState::Complete, done);
     start_run(db, {{"run", 1}}, "wa", env);
-    put_kernel_choice(db, {{"m", "r", 1, "float32", "cpu", 2, "1.13.1"}, "fp", "[]", 1.0, 3, "", ""});
+    put_kernel_choice(db,
+                      {{"m", "r", 1, "float32", "cpu", 2, "1.13.1"}, "fp", "[]", 1.0, 3, "", ""});
   }
   std::filesystem::copy_file(a, b);  // b shares a's history, uids included
   {
@@ -509,17 +525,20 @@ TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
     CHECK(counts.trials_skipped == 6);
   }
   CHECK(sql_int(c, "SELECT COUNT(*) FROM studies") == 2);
-  CHECK(sql_int(c, "SELECT COUNT(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE "
-                   "s.name = 's'") == 4);
-  CHECK(sql_int(c, "SELECT COUNT(*) FROM (SELECT study_id, config_hash, replica FROM trials GROUP "
-                   "BY 1, 2, 3 HAVING COUNT(*) > 1)") == 0);
+  CHECK(sql_int(c,
+                "SELECT COUNT(*) FROM trials t JOIN studies s ON s.id = t.study_id WHERE "
+                "s.name = 's'") == 4);
+  CHECK(sql_int(c,
+                "SELECT COUNT(*) FROM (SELECT study_id, config_hash, replica FROM trials GROUP "
+                "BY 1, 2, 3 HAVING COUNT(*) > 1)") == 0);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trials WHERE state = 'complete'") == 2);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trial_table WHERE study = 'runs'") == 2);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM epochs") == 2);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM objectives") == 4);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM kernel_choices") == 1);
-  CHECK(sql_int(c, "SELECT COUNT(DISTINCT number) FROM trials t JOIN studies s ON s.id = "
-                   "t.study_id WHERE s.name = 's'") == 4);
+  CHECK(sql_int(c,
+                "SELECT COUNT(DISTINCT number) FROM trials t JOIN studies s ON s.id = "
+                "t.study_id WHERE s.name = 's'") == 4);
 
   // The same config finished in an unrelated database (other uids) is not a new trial, and a
   // more finished copy replaces a less finished one.
@@ -554,7 +573,8 @@ TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[
   REQUIRE(table.rows.size() == 1);
   CHECK(table.rows[0][0] == "s");
 
-  for (const std::string& sql : std::vector<std::string>{"DELETE FROM studies",
+  for (const std::string& sql :
+       std::vector<std::string>{"DELETE FROM studies",
                                 "INSERT INTO studies (name, objectives, created_at) VALUES ('x', "
                                 "'a:min', 'now')",
                                 "DROP TABLE trials", "VACUUM INTO '" + dir.file("copy.db") + "'",
@@ -598,7 +618,8 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
     return out;
   };
   int status = 0;
-  const auto shown = json::parse(run("runs show " + std::to_string(id) + " --json --db " + path, status));
+  const auto shown =
+      json::parse(run("runs show " + std::to_string(id) + " --json --db " + path, status));
   CHECK(status == 0);
   CHECK(shown["state"] == "diverged");
   CHECK(shown["objectives"]["eval_loss"] == "inf");

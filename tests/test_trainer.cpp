@@ -3,6 +3,7 @@
 #include "core/layers/size.h"
 #include "core/models/transformer.h"
 #include "core/training/checkpoint.h"
+#include "core/training/fused_adamw.h"
 #include "core/training/lr_schedule.h"
 #include "core/training/optimizer.h"
 #include "core/training/param_groups.h"
@@ -378,4 +379,35 @@ TEST_CASE("resuming with another model config is refused", "[trainer]") {
   options.resume = true;
   CHECK_THROWS_WITH(Trainer(tiny_model(0.5), c, train, eval, options),
                     Contains("different model config"));
+}
+
+TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
+  for (const bool amsgrad : {false, true})
+    for (const auto dtype : {at::kDouble, at::kFloat}) {
+      INFO("amsgrad " << amsgrad << " dtype " << dtype);
+      at::manual_seed(1);
+      std::vector<at::Tensor> a, b;
+      for (const auto& shape : {std::vector<int64_t>{3, 4, 5}, {7}, {1}}) {
+        a.push_back(at::randn(shape, dtype).requires_grad_());
+        b.push_back(a.back().detach().clone().requires_grad_());
+      }
+      const auto options = torch::optim::AdamWOptions(0.01)
+                               .betas({0.8, 0.95})
+                               .eps(1e-6)
+                               .weight_decay(0.1)
+                               .amsgrad(amsgrad);
+      FusedAdamW fused(a, options);
+      torch::optim::AdamW reference(b, options);
+      for (int step = 0; step < 5; ++step) {
+        for (size_t i = 0; i < a.size(); ++i) {
+          const auto g = at::randn(a[i].sizes(), dtype) * (step + 1);
+          a[i].mutable_grad() = g.clone();
+          b[i].mutable_grad() = g.clone();
+        }
+        fused.step();
+        reference.step();
+      }
+      const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+      for (size_t i = 0; i < a.size(); ++i) CHECK(at::allclose(a[i], b[i], tol, tol));
+    }
 }

@@ -1,5 +1,7 @@
 #include "core/models/classification_head.h"
 
+#include "core/models/dropout.h"
+
 #include <ATen/ATen.h>
 
 #include <ostream>
@@ -16,7 +18,7 @@ ClassificationHeadImpl::ClassificationHeadImpl(const ModelConfig& config)
 
 at::Tensor ClassificationHeadImpl::forward(const at::Tensor& hidden) {
   auto pooled = at::tanh(pooler_(hidden.select(1, 0)));
-  return classifier_(at::dropout(pooled, dropout_, is_training()));
+  return classifier_(fast_dropout(pooled, dropout_, is_training()));
 }
 
 void ClassificationHeadImpl::pretty_print(std::ostream& stream) const {

@@ -1,5 +1,6 @@
 #include "core/models/embeddings.h"
 
+#include "core/models/dropout.h"
 #include "core/util/error.h"
 
 #include <ATen/ATen.h>
@@ -29,7 +30,7 @@ at::Tensor EmbeddingsImpl::forward(const at::Tensor& ids, const at::Tensor& segm
                 " (shorten the inputs or raise max_positions)");
   const auto positions = at::arange(length, ids.options());
   auto x = word_(ids) + position_->forward(positions) + segment_->forward(segments);
-  return at::dropout(norm_->forward(x), dropout_, is_training());
+  return fast_dropout(norm_->forward(x), dropout_, is_training());
 }
 
 void EmbeddingsImpl::pretty_print(std::ostream& stream) const {

@@ -1,5 +1,7 @@
 #include "core/models/encoder_layer.h"
 
+#include "core/models/dropout.h"
+
 #include <ATen/ATen.h>
 
 #include <ostream>
@@ -20,9 +22,9 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
   const bool train = is_training();
-  auto h = attention_norm_->forward(x + at::dropout(attention_->forward(x, mask_bias), dropout_, train));
+  auto h = attention_norm_->forward(x + fast_dropout(attention_->forward(x, mask_bias), dropout_, train));
   auto f = ffn_out_(at::gelu(ffn_in_(h)));
-  return ffn_norm_->forward(h + at::dropout(f, dropout_, train));
+  return ffn_norm_->forward(h + fast_dropout(f, dropout_, train));
 }
 
 void EncoderLayerImpl::pretty_print(std::ostream& stream) const {

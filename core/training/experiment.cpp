@@ -9,7 +9,7 @@ namespace comera {
 
 nlohmann::json ExperimentConfig::to_json() const {
   return {{"name", name}, {"description", description}, {"model", model.to_json()},
-          {"training", training.to_json()}, {"data", data}};
+          {"training", training.to_json()}, {"data", data.to_json()}};
 }
 
 ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string& file) {
@@ -21,7 +21,7 @@ ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string&
     e.description = r.string("description", "");
     e.model = read_model_config(r.object("model"));
     e.training = r.has("training") ? read_train_config(r.object("training")) : TrainConfig{};
-    if (r.has("data")) e.data = r.value("data");
+    if (r.has("data")) e.data = read_data_config(r.object("data"));
     r.finish();
     return e;
   } catch (const Error& err) {

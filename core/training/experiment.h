@@ -1,7 +1,8 @@
 #pragma once
 // An experiment file (experiments/*.json): a name, the model, the training settings and the
-// data section (read by the data pipeline).
+// data to train and evaluate on.
 #include "core/models/model_config.h"
+#include "core/training/task_data.h"
 #include "core/training/train_config.h"
 
 #include <nlohmann/json.hpp>
@@ -15,7 +16,7 @@ struct ExperimentConfig {
   std::string name, description;
   ModelConfig model;
   TrainConfig training;
-  nlohmann::json data = nlohmann::json::object();
+  DataConfig data;
 
   nlohmann::json to_json() const;
 };

@@ -1,8 +1,7 @@
 #include "core/training/optimizer.h"
 
+#include "core/training/fused_adamw.h"
 #include "core/training/param_groups.h"
-
-#include <torch/optim/adamw.h>
 
 namespace comera {
 
@@ -28,7 +27,7 @@ std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& mod
         .amsgrad(config.amsgrad);
     param_groups.emplace_back(*lists[g], std::move(options));
   }
-  return std::make_unique<torch::optim::AdamW>(
+  return std::make_unique<FusedAdamW>(
       std::move(param_groups), torch::optim::AdamWOptions(config.lr_other)
                                    .betas({config.beta1, config.beta2})
                                    .eps(config.eps)

@@ -16,7 +16,7 @@ class AdamW;
 
 namespace comera {
 
-// Groups in order: cores, rank vectors, other (a group may be empty).
+// A FusedAdamW; groups in order: cores, rank vectors, other (a group may be empty).
 std::unique_ptr<torch::optim::AdamW> make_optimizer(const torch::nn::Module& model,
                                                     const OptimizerConfig& config);
 

@@ -12,7 +12,8 @@ namespace comera {
 StepResult training_step(Transformer& model, torch::optim::AdamW& optimizer,
                          const Objective& objective, double clip_grad_norm, const PairBatch& batch) {
   StepResult r;
-  optimizer.zero_grad();
+  // Gradients set to none (not zeroed): backward then stores the first gradient without a fill.
+  for (auto& p : model->parameters()) p.mutable_grad().reset();
   const auto logits = model->classify(batch.input_ids, batch.segment_ids, batch.attention_mask);
   const auto task = at::cross_entropy_loss(logits, batch.labels);
   const auto value = objective(task, *model);

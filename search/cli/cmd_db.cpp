@@ -23,8 +23,9 @@ int upgrade(int argc, char** argv) {
   if (!parsed) return 0;
   const std::string path = db_path(*parsed);
   const int steps = store::ResultsDb::upgrade(path);
-  std::cout << path << ": " << (steps ? "applied " + std::to_string(steps) + " migration step(s); "
-                                      : "already current; ")
+  std::cout << path << ": "
+            << (steps ? "applied " + std::to_string(steps) + " migration step(s); "
+                      : "already current; ")
             << "schema version " << store::latest_schema_version() << "\n";
   return 0;
 }
@@ -51,7 +52,8 @@ int info(int argc, char** argv) {
   while (states.executeStep()) {
     auto& study = out["studies"][states.getColumn(0).getString()];
     if (study.is_null()) study = nlohmann::json::object();
-    if (!states.isColumnNull(1)) study[states.getColumn(1).getString()] = states.getColumn(2).getInt64();
+    if (!states.isColumnNull(1))
+      study[states.getColumn(1).getString()] = states.getColumn(2).getInt64();
   }
   if (parsed->count("json")) {
     std::cout << out.dump(2) << std::endl;

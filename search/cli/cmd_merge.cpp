@@ -4,6 +4,7 @@
 #include "search/store/merge.h"
 #include "search/store/results_db.h"
 
+#include <chrono>
 #include <filesystem>
 #include <iostream>
 
@@ -31,11 +32,19 @@ int run(int argc, char** argv) {
       continue;
     }
     auto from = store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly);
-    const auto c = store::merge_database(into, from);
+    // One progress line per second on stderr, so large merges show they are moving.
+    auto last = std::chrono::steady_clock::now();
+    const auto c = store::merge_database(
+        into, from, [&](const std::string& study, int64_t done, int64_t total) {
+          const auto now = std::chrono::steady_clock::now();
+          if (now - last < std::chrono::seconds(1)) return;
+          last = now;
+          std::cerr << input << ": study " << study << ", " << done << "/" << total << " trials\n";
+        });
     std::cout << input << ": " << c.trials_added << " trials added, " << c.trials_replaced
-              << " replaced by a more finished copy, " << c.trials_skipped
-              << " already present; " << c.studies_added << " studies and "
-              << c.kernel_choices_copied << " kernel choices added\n";
+              << " replaced by a more finished copy, " << c.trials_skipped << " already present; "
+              << c.studies_added << " studies and " << c.kernel_choices_copied
+              << " kernel choices added\n";
   }
   return 0;
 }

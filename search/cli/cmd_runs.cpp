@@ -46,8 +46,8 @@ int list(int argc, char** argv) {
   if (!parsed) return 0;
   auto db = store::ResultsDb::open(db_path(*parsed), store::ResultsDb::Mode::ReadOnly);
   FlatTable table;
-  table.columns = {"id", "study", "number", "state", "seed", "epochs", "objectives", "started_at",
-                   "worker"};
+  table.columns = {"id",     "study",      "number",     "state", "seed",
+                   "epochs", "objectives", "started_at", "worker"};
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : store::list_trials(db, (*parsed)["study"].as<std::string>())) {
     const auto values = store::read_objectives(db.sql(), t.id);
@@ -56,13 +56,20 @@ int list(int argc, char** argv) {
       summary += (summary.empty() ? "" : " ") + name + "=" + store::format_real(value);
     const nlohmann::json seed = t.seed ? nlohmann::json(*t.seed) : nlohmann::json();
     const int64_t epochs = epoch_count(db, t.id);
-    table.rows.push_back({t.id, t.study, t.number, store::to_string(t.state), seed, epochs,
-                          summary, t.started_at, t.worker});
-    rows.push_back({{"id", t.id}, {"study", t.study}, {"number", t.number},
-                    {"replica", t.replica}, {"state", store::to_string(t.state)}, {"seed", seed},
-                    {"epochs", epochs}, {"objectives", objectives_json(values)},
-                    {"config_hash", t.config_hash}, {"started_at", t.started_at},
-                    {"ended_at", t.ended_at}, {"worker", t.worker}});
+    table.rows.push_back({t.id, t.study, t.number, store::to_string(t.state), seed, epochs, summary,
+                          t.started_at, t.worker});
+    rows.push_back({{"id", t.id},
+                    {"study", t.study},
+                    {"number", t.number},
+                    {"replica", t.replica},
+                    {"state", store::to_string(t.state)},
+                    {"seed", seed},
+                    {"epochs", epochs},
+                    {"objectives", objectives_json(values)},
+                    {"config_hash", t.config_hash},
+                    {"started_at", t.started_at},
+                    {"ended_at", t.ended_at},
+                    {"worker", t.worker}});
   }
   if (parsed->count("json"))
     std::cout << rows.dump(2) << std::endl;
@@ -131,12 +138,12 @@ int show(int argc, char** argv) {
             << store::to_string(t.state) << ", " << t.attempts << " attempt(s)\n"
             << "  started " << t.started_at << ", ended " << t.ended_at << ", worker " << t.worker
             << "\n";
-  if (t.environment)
-    std::cout << "  environment " << t.environment->to_json().dump() << "\n";
+  if (t.environment) std::cout << "  environment " << t.environment->to_json().dump() << "\n";
   if (!t.error.empty()) std::cout << "  error: " << t.error << "\n";
   std::cout << "config (" << t.config_hash.substr(0, 12) << "):\n" << t.config.dump(2) << "\n";
   std::cout << "objectives:";
-  for (const auto& [name, value] : values) std::cout << " " << name << "=" << store::format_real(value);
+  for (const auto& [name, value] : values)
+    std::cout << " " << name << "=" << store::format_real(value);
   std::cout << (values.empty() ? " none yet\n" : "\n");
   if (!epochs.empty()) {
     std::cout << "epochs:\n";

@@ -29,12 +29,10 @@ nlohmann::json normalise(const nlohmann::json& value, const std::string& path) {
     if (!std::isfinite(x))
       throw Error("config value at " + path + " is " + std::to_string(x) +
                   ": JSON configs must hold finite numbers");
-    if (std::trunc(x) == x && std::fabs(x) <= kExactIntegerLimit)
-      return static_cast<int64_t>(x);
+    if (std::trunc(x) == x && std::fabs(x) <= kExactIntegerLimit) return static_cast<int64_t>(x);
     return x;
   }
-  if (value.is_number_unsigned() && value.get<uint64_t>() <= INT64_MAX)
-    return value.get<int64_t>();
+  if (value.is_number_unsigned() && value.get<uint64_t>() <= INT64_MAX) return value.get<int64_t>();
   return value;
 }
 

@@ -52,8 +52,11 @@ std::vector<EpochRecord> read_epochs(SQLite::Database& db, int64_t trial_id) {
       db, "SELECT epoch, step, stage, recorded_at FROM epochs WHERE trial_id = ? ORDER BY epoch");
   epochs.bind(1, trial_id);
   while (epochs.executeStep())
-    out.push_back({epochs.getColumn(0).getInt64(), epochs.getColumn(1).getInt64(),
-                   epochs.getColumn(2).getString(), {}, epochs.getColumn(3).getString()});
+    out.push_back({epochs.getColumn(0).getInt64(),
+                   epochs.getColumn(1).getInt64(),
+                   epochs.getColumn(2).getString(),
+                   {},
+                   epochs.getColumn(3).getString()});
   SQLite::Statement metrics(
       db, "SELECT epoch, name, value, kind FROM epoch_metrics WHERE trial_id = ? ORDER BY epoch");
   metrics.bind(1, trial_id);

@@ -13,10 +13,10 @@ namespace comera::store {
 
 struct EpochRecord {
   int64_t epoch = 0;
-  int64_t step = 0;          // optimizer steps so far
-  std::string stage;         // "early", "late", ...
+  int64_t step = 0;                       // optimizer steps so far
+  std::string stage;                      // "early", "late", ...
   std::map<std::string, double> metrics;  // NaN and +-inf are kept
-  std::string recorded_at;   // set by the database when empty
+  std::string recorded_at;                // set by the database when empty
 };
 
 // Records (or replaces) one epoch and refreshes the trial's heartbeat, in one short transaction.

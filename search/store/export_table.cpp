@@ -31,17 +31,21 @@ FlatTable export_table(ResultsDb& db, ExportGrain grain, const std::string& stud
   std::vector<Row> rows;
   std::set<std::string> config_keys, value_names;
   for (const auto& t : list_trials(db, study)) {
-    Row common = {
-        {"study", t.study},     {"trial_id", t.id},       {"number", t.number},
-        {"replica", t.replica}, {"state", to_string(t.state)},
-        {"seed", t.seed ? nlohmann::json(*t.seed) : nlohmann::json()}};
+    Row common = {{"study", t.study},
+                  {"trial_id", t.id},
+                  {"number", t.number},
+                  {"replica", t.replica},
+                  {"state", to_string(t.state)},
+                  {"seed", t.seed ? nlohmann::json(*t.seed) : nlohmann::json()}};
     flatten(t.config, "config", common);
     for (const auto& [key, value] : common)
       if (key.rfind("config.", 0) == 0) config_keys.insert(key);
     if (grain == ExportGrain::Trial) {
       Row row = common;
-      auto text = [](const std::string& s) { return s.empty() ? nlohmann::json() : nlohmann::json(s); };
-      const Row more = {{"config_hash", t.config_hash}, {"attempts", t.attempts},
+      auto text = [](const std::string& s) {
+        return s.empty() ? nlohmann::json() : nlohmann::json(s);
+      };
+      const Row more = {{"config_hash", t.config_hash},     {"attempts", t.attempts},
                         {"started_at", text(t.started_at)}, {"ended_at", text(t.ended_at)},
                         {"error", text(t.error)},           {"worker", text(t.worker)}};
       row.insert(more.begin(), more.end());

@@ -18,8 +18,8 @@ struct FlatTable {
 };
 
 void write_csv(std::ostream& out, const FlatTable& table);
-void write_jsonl(std::ostream& out, const FlatTable& table);   // one object per line
-nlohmann::json to_json(const FlatTable& table);                // array of objects
-void write_text(std::ostream& out, const FlatTable& table);    // aligned columns
+void write_jsonl(std::ostream& out, const FlatTable& table);  // one object per line
+nlohmann::json to_json(const FlatTable& table);               // array of objects
+void write_text(std::ostream& out, const FlatTable& table);   // aligned columns
 
 }  // namespace comera::store

@@ -69,7 +69,8 @@ std::optional<KernelChoice> get_kernel_choice(ResultsDb& db, const KernelKey& ke
 }
 
 std::vector<KernelChoice> list_kernel_choices(ResultsDb& db) {
-  SQLite::Statement q(db.sql(), std::string("SELECT ") + kColumns + " FROM kernel_choices ORDER BY id");
+  SQLite::Statement q(db.sql(),
+                      std::string("SELECT ") + kColumns + " FROM kernel_choices ORDER BY id");
   std::vector<KernelChoice> out;
   while (q.executeStep()) out.push_back(read_choice(q));
   return out;

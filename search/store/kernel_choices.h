@@ -9,11 +9,11 @@
 namespace comera::store {
 
 struct KernelKey {
-  std::string layer_modes;    // "12,8,8|8,8,12"
-  std::string ranks;          // "1,12,30,30,30,12,1" (format_ranks)
-  int64_t token_bucket = 0;   // batch x sequence, rounded to the tuner's bucket
-  std::string dtype;          // "float32", ...
-  std::string device;         // "cpu", "cuda:0"
+  std::string layer_modes;   // "12,8,8|8,8,12"
+  std::string ranks;         // "1,12,30,30,30,12,1" (format_ranks)
+  int64_t token_bucket = 0;  // batch x sequence, rounded to the tuner's bucket
+  std::string dtype;         // "float32", ...
+  std::string device;        // "cpu", "cuda:0"
   int threads = 1;
   std::string torch_version;
 };
@@ -25,7 +25,7 @@ struct KernelChoice {
   double median_ms = 0;
   int64_t repeats = 0;
   std::string git_commit;
-  std::string created_at;   // set by the database
+  std::string created_at;  // set by the database
 };
 
 // Inserts, or replaces the choice with the same key and fingerprint.

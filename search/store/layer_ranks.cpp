@@ -65,8 +65,8 @@ std::map<int64_t, std::vector<LayerRanks>> read_layer_ranks(SQLite::Database& db
   std::map<int64_t, std::vector<LayerRanks>> out;
   while (select.executeStep())
     out[select.getColumn(0).getInt64()].push_back({select.getColumn(1).getString(),
-                                                    parse_ranks(select.getColumn(2).getString()),
-                                                    select.getColumn(3).getInt64()});
+                                                   parse_ranks(select.getColumn(2).getString()),
+                                                   select.getColumn(3).getInt64()});
   return out;
 }
 

@@ -9,9 +9,9 @@
 namespace comera::store {
 
 struct LayerRanks {
-  std::string layer;            // module path, e.g. "encoder.0.attention.q"
+  std::string layer;  // module path, e.g. "encoder.0.attention.q"
   std::vector<int64_t> ranks;
-  int64_t size = 0;             // exact parameter count at these ranks
+  int64_t size = 0;  // exact parameter count at these ranks
 };
 
 // "1,12,30" <-> {1, 12, 30}: the text form of rank lists in the database and kernel keys.
@@ -26,7 +26,6 @@ void record_layer_ranks(ResultsDb& db, int64_t trial_id, int64_t epoch,
 void write_layer_ranks(SQLite::Database& db, int64_t trial_id, int64_t epoch,
                        const std::vector<LayerRanks>& layers);
 // By epoch, layers in name order.
-std::map<int64_t, std::vector<LayerRanks>> read_layer_ranks(SQLite::Database& db,
-                                                            int64_t trial_id);
+std::map<int64_t, std::vector<LayerRanks>> read_layer_ranks(SQLite::Database& db, int64_t trial_id);
 
 }  // namespace comera::store

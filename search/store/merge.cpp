@@ -19,12 +19,17 @@ namespace {
 // How finished a state is: a merge keeps the more finished copy of a config.
 int progress(TrialState state) {
   switch (state) {
-    case TrialState::Queued: return 0;
-    case TrialState::Running: return 1;
+    case TrialState::Queued:
+      return 0;
+    case TrialState::Running:
+      return 1;
     case TrialState::Failed:
-    case TrialState::Killed: return 2;
-    case TrialState::Diverged: return 3;
-    case TrialState::Complete: return 4;
+    case TrialState::Killed:
+      return 2;
+    case TrialState::Diverged:
+      return 3;
+    case TrialState::Complete:
+      return 4;
   }
   return 0;
 }
@@ -52,8 +57,8 @@ int64_t merge_study(ResultsDb& into, const Study& study, MergeCounts& counts) {
 }
 
 // Copies a trial with all it recorded (caller holds the write transaction).
-void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id,
-                int64_t number, int64_t replica) {
+void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id, int64_t number,
+                int64_t replica) {
   SQLite::Statement insert(
       into.sql(),
       "INSERT INTO trials (uid, study_id, number, replica, config, config_hash, seed, state, "
@@ -139,16 +144,19 @@ Outcome merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t st
 
 }  // namespace
 
-MergeCounts merge_database(ResultsDb& into, ResultsDb& from) {
+MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress) {
   if (into.read_only()) throw Error(into.path() + " was opened read-only: cannot merge into it");
   MergeCounts counts;
   for (const auto& study : list_studies(from)) {
     const int64_t study_id = merge_study(into, study, counts);
-    for (const auto& trial : list_trials(from, study.name)) {
-      const Outcome outcome = merge_trial(into, from, trial, study_id);
+    const auto trials = list_trials(from, study.name);
+    for (size_t i = 0; i < trials.size(); ++i) {
+      const Outcome outcome = merge_trial(into, from, trials[i], study_id);
       ++(outcome == Outcome::Added      ? counts.trials_added
          : outcome == Outcome::Replaced ? counts.trials_replaced
                                         : counts.trials_skipped);
+      if (progress)
+        progress(study.name, static_cast<int64_t>(i + 1), static_cast<int64_t>(trials.size()));
     }
   }
   for (const auto& choice : list_kernel_choices(from)) {

@@ -7,19 +7,23 @@
 #include "search/store/results_db.h"
 
 #include <cstdint>
+#include <functional>
+#include <string>
 
 namespace comera::store {
 
 struct MergeCounts {
   int64_t studies_added = 0;
   int64_t trials_added = 0;
-  int64_t trials_replaced = 0;  // the destination had the config, less finished
-  int64_t trials_skipped = 0;   // already present, as finished or more
+  int64_t trials_replaced = 0;        // the destination had the config, less finished
+  int64_t trials_skipped = 0;         // already present, as finished or more
   int64_t kernel_choices_copied = 0;  // new, or newer than the destination's
 };
 
 // One short write transaction per trial, so a concurrent writer is never blocked for long and
 // an interrupted merge can simply be run again.
-MergeCounts merge_database(ResultsDb& into, ResultsDb& from);
+// `progress` (optional) hears (study, trials done, trials in that study) after each trial.
+using MergeProgress = std::function<void(const std::string&, int64_t, int64_t)>;
+MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress = {});
 
 }  // namespace comera::store

@@ -24,8 +24,8 @@ std::string untouched(const std::string& path) {
 }
 
 Error damaged(const std::string& path, const std::string& detail) {
-  return Error(in_quotes(path) + " is a damaged SQLite database (" + detail + "); " + untouched(path) +
-               ". Restore a copy, or salvage it with `sqlite3 " + path +
+  return Error(in_quotes(path) + " is a damaged SQLite database (" + detail + "); " +
+               untouched(path) + ". Restore a copy, or salvage it with `sqlite3 " + path +
                " .recover | sqlite3 recovered.db`");
 }
 
@@ -33,6 +33,9 @@ Error damaged(const std::string& path, const std::string& detail) {
 // Returns Missing, Empty (a new database) or Comera (and its version); throws for the rest.
 FileKind inspect(const std::string& path, int& version) {
   version = 0;
+  if (path.empty() || path == ":memory:")
+    throw Error("no database file given: pass --db a file path, e.g. " +
+                std::string(kDefaultDbPath));
   if (!std::filesystem::exists(path)) return FileKind::Missing;
   if (std::filesystem::is_directory(path))
     throw Error(in_quotes(path) + " is a folder: give --db the path of a database file, e.g. " +
@@ -44,8 +47,7 @@ FileKind inspect(const std::string& path, int& version) {
     while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
     if (tables.empty()) return FileKind::Empty;
     const std::string check = db.execAndGet("PRAGMA quick_check(1)").getString();
-    if (check != "ok")
-      throw damaged(path, "quick_check: " + check);
+    if (check != "ok") throw damaged(path, "quick_check: " + check);
     if (db.tableExists("schema_version")) {
       version = schema_version(db);
       return FileKind::Comera;

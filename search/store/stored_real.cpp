@@ -31,8 +31,8 @@ double read_real(const SQLite::Statement& stmt, int value_column, int kind_colum
   if (kind == "inf") return std::numeric_limits<double>::infinity();
   if (kind == "-inf") return -std::numeric_limits<double>::infinity();
   if (kind != "finite" || stmt.isColumnNull(value_column))
-    throw Error("stored real has kind '" + kind +
-                "' and value " + stmt.getColumn(value_column).getString() +
+    throw Error("stored real has kind '" + kind + "' and value " +
+                stmt.getColumn(value_column).getString() +
                 ": the row was edited by hand; fix it with sqlite3");
   return stmt.getColumn(value_column).getDouble();
 }

@@ -15,8 +15,8 @@ namespace {
 
 Study read_study(SQLite::Statement& stmt) {
   return Study{stmt.getColumn(0).getInt64(), stmt.getColumn(1).getString(),
-               nlohmann::json::parse(stmt.getColumn(2).getString()),
-               stmt.getColumn(3).getString(), stmt.getColumn(4).getString()};
+               nlohmann::json::parse(stmt.getColumn(2).getString()), stmt.getColumn(3).getString(),
+               stmt.getColumn(4).getString()};
 }
 
 const char* kSelectStudy = "SELECT id, name, spec, objectives, created_at FROM studies";
@@ -32,8 +32,8 @@ std::vector<Objective> parse_objectives(const std::string& text) {
     const std::string name = item.substr(0, colon);
     const std::string direction = colon == std::string::npos ? "" : item.substr(colon + 1);
     if (name.empty() || (direction != "min" && direction != "max"))
-      throw Error("objective '" + item + "' in '" + text +
-                  "' must be name:min or name:max, e.g. " + kDefaultObjectives);
+      throw Error("objective '" + item + "' in '" + text + "' must be name:min or name:max, e.g. " +
+                  kDefaultObjectives);
     for (const auto& o : out)
       if (o.name == name) throw Error("objective '" + name + "' appears twice in '" + text + "'");
     out.push_back({name, direction == "min"});

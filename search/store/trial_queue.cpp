@@ -58,10 +58,12 @@ int64_t insert_trial(SQLite::Database& db, int64_t study_id, const nlohmann::jso
 void mark_running(SQLite::Database& db, int64_t trial_id, const std::string& worker,
                   const Environment& env) {
   SQLite::Statement update(
-      db, "UPDATE trials SET state = 'running', attempts = attempts + 1, started_at = " COMERA_SQL_NOW
-          ", heartbeat_at = " COMERA_SQL_NOW ", ended_at = NULL, error = NULL, worker = ?, "
-          "git_commit = ?, git_dirty = ?, torch_version = ?, device = ?, threads = ?, host = ? "
-          "WHERE id = ?");
+      db,
+      "UPDATE trials SET state = 'running', attempts = attempts + 1, started_at = " COMERA_SQL_NOW
+      ", heartbeat_at = " COMERA_SQL_NOW
+      ", ended_at = NULL, error = NULL, worker = ?, "
+      "git_commit = ?, git_dirty = ?, torch_version = ?, device = ?, threads = ?, host = ? "
+      "WHERE id = ?");
   update.bind(1, worker);
   update.bind(2, env.git_commit);
   update.bind(3, env.git_dirty ? 1 : 0);
@@ -186,13 +188,12 @@ void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, Tr
   db.write([&] {
     const auto trial = load_trial(db, trial_id);
     if (!trial) throw Error("no trial " + std::to_string(trial_id) + " in " + db.path());
-    const bool owned = trial->worker == worker && (trial->state == TrialState::Running ||
-                                                   trial->state == TrialState::Failed);
+    const bool owned = trial->worker == worker &&
+                       (trial->state == TrialState::Running || trial->state == TrialState::Failed);
     if (!owned)
       throw Error("trial " + std::to_string(trial_id) + " in " + db.path() + " is " +
-                  to_string(trial->state) + " under worker '" + trial->worker +
-                  "', so worker '" + worker +
-                  "' cannot finish it (it was declared stale and re-queued?)");
+                  to_string(trial->state) + " under worker '" + trial->worker + "', so worker '" +
+                  worker + "' cannot finish it (it was declared stale and re-queued?)");
     if (state == TrialState::Complete) {
       SQLite::Statement study(db.sql(), "SELECT objectives FROM studies WHERE id = ?");
       study.bind(1, trial->study_id);
@@ -204,8 +205,9 @@ void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, Tr
                       "': report every objective of the study");
     }
     write_objectives(db.sql(), trial_id, objectives);
-    SQLite::Statement update(db.sql(), "UPDATE trials SET state = ?, error = NULLIF(?, ''), "
-                                       "ended_at = " COMERA_SQL_NOW " WHERE id = ?");
+    SQLite::Statement update(db.sql(),
+                             "UPDATE trials SET state = ?, error = NULLIF(?, ''), "
+                             "ended_at = " COMERA_SQL_NOW " WHERE id = ?");
     update.bind(1, to_string(state));
     update.bind(2, error);
     update.bind(3, trial_id);

@@ -38,8 +38,10 @@ std::optional<Trial> claim_next_trial_among(ResultsDb& db, int64_t study_id,
 Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& worker,
                 const Environment& env);
 
-// Refreshes the heartbeat; false when the trial is no longer running under this worker (it was
-// declared stale, and maybe re-queued): the worker should then stop.
+// Refreshes the heartbeat (record_epoch does too); false when the trial is no longer running
+// under this worker (it was declared stale, and maybe re-queued): the worker should then stop.
+// Call it more often than the staleness limit; a heartbeat thread needs its own ResultsDb (one
+// connection must not be used by two threads at once).
 bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker);
 
 // Ends a trial as complete, failed, diverged or killed, with its final objective values. Only

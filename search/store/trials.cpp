@@ -11,8 +11,8 @@ namespace comera::store {
 
 namespace {
 
-const std::array<const char*, 6> kStateNames = {"queued",  "running",  "complete",
-                                                "failed",  "diverged", "killed"};
+const std::array<const char*, 6> kStateNames = {"queued", "running",  "complete",
+                                                "failed", "diverged", "killed"};
 
 const char* kSelectTrial =
     "SELECT t.id, t.uid, t.study_id, s.name, t.number, t.replica, t.config, t.config_hash, "

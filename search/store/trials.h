@@ -24,7 +24,7 @@ struct Trial {
   std::string study;
   int64_t number = 0;
   int64_t replica = 0;
-  nlohmann::json config;        // canonical
+  nlohmann::json config;  // canonical
   std::string config_hash;
   std::optional<int64_t> seed;  // config["seed"] when it is an integer
   TrialState state = TrialState::Queued;

@@ -1,0 +1,16 @@
+#pragma once
+// AdamW with the same state, options, serialisation and update rule as torch::optim::AdamW,
+// but one fused pass per parameter over raw float/double memory instead of ~10 tensor ops:
+// a tensorized model has hundreds of small parameters, where the per-op overhead of the
+// stock step dominated its cost. Other dtypes and devices take the stock step.
+#include <torch/optim/adamw.h>
+
+namespace comera {
+
+class FusedAdamW : public torch::optim::AdamW {
+ public:
+  using torch::optim::AdamW::AdamW;
+  torch::Tensor step(LossClosure closure = nullptr) override;
+};
+
+}  // namespace comera

@@ -1,0 +1,36 @@
+#pragma once
+// Times full training steps (forward, loss with the size terms, backward, AdamW step) of a
+// model config on random token ids, and its peak memory: the numbers behind
+// `comera bench step` and the README's tensorized-vs-dense table.
+#include "core/models/model_config.h"
+#include "core/training/train_config.h"
+#include "core/util/timing.h"
+
+#include <nlohmann/json_fwd.hpp>
+
+#include <cstdint>
+
+namespace comera {
+
+struct StepBenchmarkOptions {
+  int64_t batch = 8;
+  int64_t length = 128;
+  int warmup = 2, repeats = 5;
+  uint64_t seed = 0;
+};
+
+struct StepBenchmarkResult {
+  Timing timing;
+  double peak_mem_mb = 0;  // peak RSS above the RSS before the model was built
+  int64_t params = 0, dense_params = 0;
+  int64_t tokens = 0;      // per step
+  double tokens_per_s() const;
+  nlohmann::json to_json() const;
+};
+
+// Builds the model and optimiser inside, so the peak covers parameters, gradients, optimiser
+// state and activations. Run it once per process for a clean peak.
+StepBenchmarkResult benchmark_step(const ModelConfig& model, const TrainConfig& training,
+                                   const StepBenchmarkOptions& options);
+
+}  // namespace comera

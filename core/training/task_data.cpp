@@ -1,0 +1,61 @@
+#include "core/training/task_data.h"
+
+#include "core/data/docstring_pairs.h"
+#include "core/data/mnli.h"
+#include "core/data/wordpiece_tokenizer.h"
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+
+namespace comera {
+
+nlohmann::json DataConfig::to_json() const {
+  return {{"dir", dir}, {"train", train}, {"eval", eval}, {"vocab", vocab},
+          {"max_length", max_length}, {"train_limit", train_limit}, {"eval_limit", eval_limit}};
+}
+
+DataConfig read_data_config(const ConfigReader& r) {
+  DataConfig c;
+  c.dir = r.string("dir", c.dir);
+  c.train = r.string("train", c.train);
+  c.eval = r.string("eval", c.eval);
+  c.vocab = r.string("vocab", c.vocab);
+  c.max_length = r.integer("max_length", c.max_length, 4);
+  c.train_limit = r.integer("train_limit", 0, 0);
+  c.eval_limit = r.integer("eval_limit", 0, 0);
+  r.finish();
+  return c;
+}
+
+namespace {
+
+std::vector<PairExample> read_split(const std::string& file, int64_t limit, bool default_task) {
+  if (!std::filesystem::exists(file))
+    throw Error(file + " not found (" +
+                (default_task ? std::string("run `comera data build-pairs` to build the default task")
+                              : std::string("check data.dir / --data and the data.train / data.eval names")) +
+                ")");
+  auto examples = read_mnli(file);
+  if (limit > 0 && static_cast<int64_t>(examples.size()) > limit) examples.resize(static_cast<size_t>(limit));
+  return examples;
+}
+
+}  // namespace
+
+TaskData load_task_data(const DataConfig& config) {
+  const bool default_task = config.dir.empty();
+  const std::filesystem::path dir = default_task ? default_pairs_dir() : config.dir;
+  const auto tokenizer =
+      WordPieceTokenizer::from_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
+  const auto train_file = (dir / config.train).string(), eval_file = (dir / config.eval).string();
+  auto train = PairDataset::encode(read_split(train_file, config.train_limit, default_task), tokenizer,
+                                   config.max_length);
+  auto eval = PairDataset::encode(read_split(eval_file, config.eval_limit, default_task), tokenizer,
+                                  config.max_length);
+  return TaskData{std::move(train), std::move(eval), tokenizer.size(), train_file, eval_file};
+}
+
+}  // namespace comera
