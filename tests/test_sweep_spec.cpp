@@ -243,3 +243,18 @@ TEST_CASE("shards split the trials deterministically, disjoint and complete", "[
       CHECK(std::all_of(seen.begin(), seen.end(), [](int c) { return c == 1; }));
     }
 }
+
+TEST_CASE("step-measuring sweeps carry their step settings in every trial", "[sweep]") {
+  json j = spec_with({{"set", {{"training.batch_size", {1, 32}}}}});
+  j["measure"] = "step";
+  j["step"] = {{"length", 32}, {"repeats", 3}};
+  j["baselines"] = {"dense"};
+  const auto trials = expand_trials(parse_sweep_spec(j));
+  REQUIRE(trials.size() == 4);
+  for (const auto& t : trials) CHECK(t["step"] == json{{"length", 32}, {"warmup", 2}, {"repeats", 3}});
+  CHECK(trials[3]["experiment"]["training"]["batch_size"] == 32);
+  j.erase("measure");
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("only read with \"measure\": \"step\""));
+  // Training sweeps' configs have no "step" (their hashes stay as they were).
+  CHECK_FALSE(expand_trials(parse_sweep_spec(spec_with({{"gamma", {0.1}}})))[0].contains("step"));
+}

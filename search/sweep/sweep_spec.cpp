@@ -192,6 +192,20 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
       s.finish();
     }
 
+    if (r.choice("measure", "training", {"training", "step"}) == "step") {
+      StepMeasure step;
+      if (r.has("step")) {
+        const auto m = r.object("step");
+        step.length = m.integer("length", step.length, 1);
+        step.warmup = m.integer("warmup", step.warmup, 0);
+        step.repeats = m.integer("repeats", step.repeats, 1);
+        m.finish();
+      }
+      spec.step = step;
+    } else if (r.has("step")) {
+      throw Error("step: only read with \"measure\": \"step\" (add it, or drop \"step\")");
+    }
+
     const auto axes = r.object("axes");
     const nlohmann::json& base_training = spec.base.value("training", nlohmann::json::object());
     spec.axes.push_back(seed_axis(axes, base_training.value("seed", uint64_t{0})));
@@ -267,6 +281,16 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
   } catch (const Error& e) {
     throw Error((file.empty() ? std::string("sweep spec") : file) + ": " + e.what());
   }
+}
+
+std::string default_reference_file() {
+  // ../shared/spec from the repository root; a worktree sits deeper, so look further up too.
+  const fs::path relative = fs::path("shared") / "spec" / "paper_reference.json";
+  for (fs::path dir = fs::path(COMERA_SOURCE_DIR).parent_path(); !dir.empty(); dir = dir.parent_path()) {
+    if (fs::exists(dir / relative)) return (dir / relative).string();
+    if (dir == dir.root_path()) break;
+  }
+  return (fs::path(COMERA_SOURCE_DIR).parent_path() / relative).string();
 }
 
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference) {

@@ -38,6 +38,13 @@ struct Sampling {
   uint64_t seed = 0;
 };
 
+// What a trial measures: a training run (the default), or the time and peak memory of single
+// training steps on random tokens (batch = training.batch_size), without data.
+struct StepMeasure {
+  int64_t length = 128;  // tokens per sequence
+  int64_t warmup = 2, repeats = 5;
+};
+
 struct SweepSpec {
   std::string file;  // where it was read from ("" when parsed from JSON)
   std::string name, description;
@@ -46,6 +53,7 @@ struct SweepSpec {
   Sampling sampling;
   std::vector<Axis> axes;      // seeds first (outermost), targets last (innermost)
   bool dense_baseline = false, early_baseline = false;
+  std::optional<StepMeasure> step;  // "measure": "step"
   // Published figures to overlay on plots: {"label", then objective name -> value}.
   nlohmann::json published = nlohmann::json::array();
   nlohmann::json source;       // the spec as written, base resolved (stored with the study)
@@ -55,6 +63,10 @@ struct SweepSpec {
 inline const char* const kContractionPath = "model.contraction";
 // The point label of a rank cap: applied after the shape, to every tensorized layer's ranks.
 inline const char* const kRankCapLabel = "rank_cap";
+
+// The published figures beside the source tree: ../shared/spec/paper_reference.json (or in a
+// shared/spec folder further up, for worktrees).
+std::string default_reference_file();
 
 // Reads a spec; "base" is an experiment file relative to the spec's folder, or an inline
 // experiment object. A published value may be a JSON pointer ("/mnli_six_encoder/dense_model_mb")

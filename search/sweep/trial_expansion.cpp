@@ -55,10 +55,14 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
   const bool tensorized = !experiment["model"].value("tensorized", nlohmann::json::object()).empty();
   const bool late = experiment["training"].contains("late_stage");
   const char* name = !tensorized ? "dense" : late ? "late" : "early";
-  return {{"kind", name},
-          {"point", label},
-          {"seed", experiment["training"].value("seed", int64_t{0})},
-          {"experiment", experiment}};
+  nlohmann::json trial = {{"kind", name},
+                          {"point", label},
+                          {"seed", experiment["training"].value("seed", int64_t{0})},
+                          {"experiment", experiment}};
+  if (spec.step)
+    trial["step"] = {{"length", spec.step->length}, {"warmup", spec.step->warmup},
+                     {"repeats", spec.step->repeats}};
+  return trial;
 }
 
 // Every combination, the first axis outermost.

@@ -11,6 +11,7 @@ namespace comera::sweep {
 
 // Each trial's config, as stored in the results database:
 //   {"kind": "dense" | "early" | "late", "point": {axis labels}, "seed": s, "experiment": {...}}
+// plus "step": {"length", "warmup", "repeats"} when the sweep measures single steps.
 // Order: dense baselines, early-stage baselines, then the points (grid order with the first axis
 // outermost and the targets innermost, or the random draws), each list without repeats. Every
 // experiment is validated; an invalid one throws comera::Error naming its point.
