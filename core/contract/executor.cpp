@@ -268,19 +268,32 @@ std::vector<Mask> shared_results(const ContractionPlan& plan) {
   return out;
 }
 
+// Core k scaled on its right bond by rank vector k (those that have one).
+std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,
+                                     const std::vector<at::Tensor>& ranks) {
+  std::vector<at::Tensor> out(cores);
+  for (size_t k = 0; k < ranks.size(); ++k) out[k] = cores[k] * ranks[k].view({1, 1, -1});
+  return out;
+}
+
+// Inputs: x, the 2d cores, then the rank vectors (none, or 2d-1), then the bias (none or one).
+// Rank vectors and bias are applied inside, so they add no autograd nodes of their own.
 struct PlanFunction : public torch::autograd::Function<PlanFunction> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList cores,
+                            at::TensorList ranks, at::TensorList bias,
                             const std::shared_ptr<const ContractionPlan>& plan) {
     const std::vector<at::Tensor> core_list(cores.begin(), cores.end());
     const TTNetwork tt(shape_of(core_list), x.size(0));
-    Evaluator ev(tt, x, core_list);
+    Evaluator ev(tt, x, scaled_cores(core_list, ranks.vec()));
     const auto keep = shared_results(*plan);
     for (Mask m : keep) ev.keep(m);
     Labeled y = ev.value(plan->forward, plan->forward.leaves(), Want{ev.output_labels(), {}});
-    y = Contractor::arrange(y, ev.output_labels());
+    at::Tensor out = Contractor::arrange(y, ev.output_labels()).t.view({x.size(0), -1});
+    if (!bias.empty()) out.add_(bias[0]);
 
     variable_list saved{x};
     saved.insert(saved.end(), cores.begin(), cores.end());
+    saved.insert(saved.end(), ranks.begin(), ranks.end());
     std::vector<int64_t> masks, labels;
     for (Mask m : keep) {
       const Labeled& v = ev.kept().at(m);
@@ -291,38 +304,59 @@ struct PlanFunction : public torch::autograd::Function<PlanFunction> {
     }
     ctx->save_for_backward(saved);
     ctx->saved_data["plan"] = plan->str(tt.net());
+    ctx->saved_data["cores"] = static_cast<int64_t>(cores.size());
+    ctx->saved_data["ranks"] = static_cast<int64_t>(ranks.size());
+    ctx->saved_data["bias"] = !bias.empty();
     ctx->saved_data["masks"] = masks;
     ctx->saved_data["labels"] = labels;
-    return y.t.view({x.size(0), -1});
+    return out;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grad_outputs) {
     const auto saved = ctx->get_saved_variables();
     const auto masks = ctx->saved_data["masks"].toIntVector();
     const auto labels = ctx->saved_data["labels"].toIntVector();
+    const auto n_cores = static_cast<size_t>(ctx->saved_data["cores"].toInt());
+    const auto n_ranks = static_cast<size_t>(ctx->saved_data["ranks"].toInt());
+    const bool has_bias = ctx->saved_data["bias"].toBool();
     const at::Tensor& x = saved[0];
-    const size_t n_cores = saved.size() - 1 - masks.size();
     const std::vector<at::Tensor> cores(saved.begin() + 1, saved.begin() + 1 + n_cores);
+    const std::vector<at::Tensor> ranks(saved.begin() + 1 + n_cores, saved.begin() + 1 + n_cores + n_ranks);
+    const size_t first_kept = 1 + n_cores + n_ranks;
     const TTNetwork tt(shape_of(cores), x.size(0));
     const auto plan = ContractionPlan::parse(ctx->saved_data["plan"].toStringRef(), tt.net(), "");
-    Evaluator ev(tt, x, cores);
+    Evaluator ev(tt, x, scaled_cores(cores, ranks));
     ev.keep_all();
     for (size_t i = 0, pos = 0; i < masks.size(); ++i) {
       const auto n = static_cast<size_t>(labels[pos]);
       ev.kept()[static_cast<Mask>(masks[i])] =
-          Labeled{saved[1 + n_cores + i],
+          Labeled{saved[first_kept + i],
                   std::vector<int>(labels.begin() + pos + 1, labels.begin() + pos + 1 + n)};
       pos += 1 + n;
     }
+    // Input edges: x, cores, ranks, bias. A core's gradient is needed for its rank vector too.
+    auto rank_edge = [&](size_t k) { return 1 + n_cores + k; };
     std::vector<bool> needs(tt.net().operands(), false);
-    for (int k = 0; k <= 2 * tt.d(); ++k) needs[k] = ctx->needs_input_grad(k);
+    needs[tt.x()] = ctx->needs_input_grad(0);
+    for (size_t k = 0; k < n_cores; ++k)
+      needs[k + 1] = ctx->needs_input_grad(k + 1) || (k < n_ranks && ctx->needs_input_grad(rank_edge(k)));
     std::vector<at::Tensor> grads(tt.net().operands());
-    ev.gradient(plan.backward, plan.backward.leaves(), ev.output_gradient(grad_outputs[0]), needs, grads);
+    const at::Tensor& dy = grad_outputs[0];
+    ev.gradient(plan.backward, plan.backward.leaves(), ev.output_gradient(dy), needs, grads);
 
-    variable_list out;
-    out.push_back(grads[tt.x()].defined() ? grads[tt.x()].view_as(x) : at::Tensor());
-    for (int k = 1; k <= 2 * tt.d(); ++k)
-      out.push_back(grads[k].defined() ? grads[k].view_as(cores[k - 1]) : at::Tensor());
+    variable_list out{grads[tt.x()].defined() ? grads[tt.x()].view_as(x) : at::Tensor()};
+    std::vector<at::Tensor> drank(n_ranks);
+    for (size_t k = 0; k < n_cores; ++k) {
+      at::Tensor g = grads[k + 1];
+      if (g.defined()) g = g.view_as(cores[k]);
+      if (k < n_ranks && g.defined()) {
+        if (ctx->needs_input_grad(rank_edge(k))) drank[k] = (cores[k] * g).sum(at::IntArrayRef{0, 1});
+        g = g * ranks[k].view({1, 1, -1});
+      }
+      out.push_back(ctx->needs_input_grad(k + 1) ? g : at::Tensor());
+    }
+    out.insert(out.end(), drank.begin(), drank.end());
+    if (has_bias) out.push_back(dy.sum(0));
     out.emplace_back();  // the plan
     return out;
   }
@@ -332,21 +366,21 @@ struct PlanFunction : public torch::autograd::Function<PlanFunction> {
 
 at::Tensor run_plan(const std::shared_ptr<const ContractionPlan>& plan, const at::Tensor& x,
                     const std::vector<at::Tensor>& cores) {
-  if (!plan) throw Error("run_plan: no plan given");
-  if (x.dim() != 2) throw Error("run_plan: x must be (tokens, in); flatten leading dimensions first");
-  return PlanFunction::apply(x, at::TensorList(cores), plan);
+  return plan_path(plan, x, cores, {}, at::Tensor());
 }
 
 at::Tensor plan_path(const std::shared_ptr<const ContractionPlan>& plan, const at::Tensor& x,
                      const std::vector<at::Tensor>& cores, const std::vector<at::Tensor>& ranks,
                      const at::Tensor& bias) {
-  if (ranks.size() + 1 != cores.size())
+  if (!plan) throw Error("plan_path: no plan given");
+  if (x.dim() != 2) throw Error("plan_path: x must be (tokens, in); flatten leading dimensions first");
+  if (!ranks.empty() && ranks.size() + 1 != cores.size())
     throw Error("plan_path: " + std::to_string(cores.size()) + " cores need " +
                 std::to_string(cores.size() - 1) + " rank vectors, got " + std::to_string(ranks.size()));
-  std::vector<at::Tensor> scaled(cores);
-  for (size_t k = 0; k < ranks.size(); ++k) scaled[k] = cores[k] * ranks[k].view({1, 1, -1});
-  at::Tensor y = run_plan(plan, x, scaled);
-  return bias.defined() ? y + bias : y;
+  std::vector<at::Tensor> bias_list;
+  if (bias.defined()) bias_list.push_back(bias);
+  return PlanFunction::apply(x, at::TensorList(cores), at::TensorList(ranks),
+                             at::TensorList(bias_list), plan);
 }
 
 }  // namespace comera::contract

@@ -18,9 +18,9 @@ namespace comera::contract {
 at::Tensor run_plan(const std::shared_ptr<const ContractionPlan>& plan, const at::Tensor& x,
                     const std::vector<at::Tensor>& cores);
 
-// The TT layer by a plan, with merged_path's arguments: the rank vectors as applied (masked)
-// are folded into the cores on their left (a cheap, differentiable scaling), then run_plan,
-// then the bias (undefined: none).
+// The TT layer by a plan, with merged_path's arguments: the rank vectors as applied (masked;
+// empty: none) scale the cores on their left, and the bias (undefined: none) is added, both
+// inside the one autograd function, with their gradients computed analytically.
 at::Tensor plan_path(const std::shared_ptr<const ContractionPlan>& plan, const at::Tensor& x,
                      const std::vector<at::Tensor>& cores, const std::vector<at::Tensor>& ranks,
                      const at::Tensor& bias);

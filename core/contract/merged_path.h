@@ -12,13 +12,15 @@ namespace comera {
 
 // x: (B, in). cores: the 2d cores (r_{k-1}, s_k, r_k). ranks: the 2d-1 rank vectors as applied
 // (already masked). bias: (out) or undefined. Differentiable in x, every core, every rank vector
-// and the bias through an analytic backward that reuses the saved partial merges.
+// and the bias through an analytic backward that reuses the saved partial merges. float32 on a
+// CPU runs the batch GEMMs with the AVX-512 kernels of thin_gemm.h where thin::enabled() (r_d
+// padded to a multiple of 16, rows split across threads); otherwise ATen matmuls.
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
                        const std::vector<at::Tensor>& ranks, const at::Tensor& bias);
 
 // Multiply-adds of one forward + backward of merged_path at batch B (core merges included).
-// sizes: s_1..s_2d; ranks: r_0..r_2d.
+// sizes: s_1..s_2d; ranks: r_0..r_2d; padded: the batch GEMMs run at the padded r_d (kernels).
 int64_t merged_path_macs(const std::vector<int64_t>& sizes, const std::vector<int64_t>& ranks,
-                         int64_t batch);
+                         int64_t batch, bool padded);
 
 }  // namespace comera

@@ -23,7 +23,8 @@ struct TTMEmbeddingOptions {
   TORCH_ARG(std::vector<int64_t>, emb_modes);
   TORCH_ARG(std::vector<int64_t>, ranks);
   TORCH_ARG(double, threshold) = 1e-2;
-  // Look each distinct id of a batch up once and scatter the rows back (METHOD §5b).
+  // Look each distinct id of a batch up once and scatter the rows back (METHOD §5b), when at
+  // least a quarter of the batch's ids are repeats.
   TORCH_ARG(bool, dedup) = true;
 };
 
@@ -33,7 +34,8 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
 
   void reset() override;
   void reset_parameters();
-  // ids: int64 of any shape -> (..., D). Optimised path: pairwise-merged tables (+ dedup).
+  // ids: int64 of any shape -> (..., D). Optimised path: the chain merged into two tables at
+  // its cheapest bond, one small GEMM per row (+ dedup).
   at::Tensor forward(const at::Tensor& ids);
   // Reference path: per id, contract its d core slices one after another.
   at::Tensor forward_naive(const at::Tensor& ids);

@@ -108,6 +108,11 @@ Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& tra
 
 Trainer::~Trainer() = default;
 
+bool Trainer::finished() const {
+  return state_.epoch >= config_.epochs ||
+         (config_.max_steps > 0 && state_.step >= config_.max_steps);
+}
+
 bool Trainer::late_due() const {
   const auto& l = config_.late;
   if (!l.enabled || state_.late) return false;
@@ -227,6 +232,7 @@ RunResult Trainer::run() {
         save();
       progress.update(progress_text(static_cast<int64_t>(order.size()), end_step,
                                     state_.step_seconds / static_cast<double>(state_.steps)));
+      if (options_.on_step) options_.on_step();
     }
     const bool partial = stop && state_.step_in_epoch < static_cast<int64_t>(order.size());
     if (stop && state_.step_in_epoch == 0) break;  // the limit fell on an epoch boundary
@@ -260,8 +266,7 @@ RunResult Trainer::run() {
     if (stop) break;
   }
   result.steps = state_.step;
-  const bool done = state_.epoch >= config_.epochs ||
-                    (config_.max_steps > 0 && state_.step >= config_.max_steps);
+  const bool done = finished();
   result.status = done ? RunStatus::Completed : RunStatus::StepLimit;
   result.message = done ? "completed " + std::to_string(state_.step) + " steps"
                         : "stopped after " + std::to_string(state_.step) +

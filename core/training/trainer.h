@@ -30,6 +30,8 @@ struct TrainerOptions {
   int64_t memory_baseline = -1;  // bytes of RSS counted as idle; -1: measured at construction
   // Called after each epoch's checkpoint is written.
   std::function<void(const EpochMetrics&)> on_epoch;
+  // Called after every optimiser step (e.g. a database heartbeat).
+  std::function<void()> on_step;
 };
 
 enum class RunStatus { Completed, StepLimit, Diverged };
@@ -57,6 +59,8 @@ class Trainer {
   const Objective& objective() const { return *objective_; }
   const TrainerState& state() const { return state_; }
   bool resumed() const { return resumed_; }
+  // Nothing left to train (a resume of a run that already ended).
+  bool finished() const;
 
  private:
   bool late_due() const;

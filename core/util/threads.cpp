@@ -4,6 +4,10 @@
 
 #include <thread>
 
+#ifdef _OPENMP
+#include <omp.h>
+#endif
+
 namespace comera {
 
 int configure_threads(int n) {
@@ -11,5 +15,13 @@ int configure_threads(int n) {
   at::set_num_threads(n);
   return at::get_num_threads();
 }
+
+#ifdef _OPENMP
+ThreadLimit::ThreadLimit(int n) : saved_(omp_get_max_threads()) { omp_set_num_threads(n); }
+ThreadLimit::~ThreadLimit() { omp_set_num_threads(saved_); }
+#else
+ThreadLimit::ThreadLimit(int) : saved_(1) {}
+ThreadLimit::~ThreadLimit() = default;
+#endif
 
 }  // namespace comera

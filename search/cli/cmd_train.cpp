@@ -6,25 +6,60 @@
 #include "core/util/error.h"
 #include "core/util/memory.h"
 #include "search/cli/command.h"
+#include "search/cli/db_option.h"
+#include "search/environment.h"
+#include "search/store/trials.h"
+#include "search/training/trial_recorder.h"
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
+#include <array>
 #include <filesystem>
+#include <fstream>
 #include <iostream>
+#include <memory>
 
 namespace comera::cli {
 namespace {
+
+// The trial a checkpoint belongs to, kept beside it so that --resume continues that trial.
+struct TrialLink {
+  std::string db;
+  int64_t trial = 0;
+};
+
+std::string link_file(const std::string& checkpoint) { return checkpoint + ".trial.json"; }
+
+std::optional<TrialLink> read_link(const std::string& checkpoint) {
+  std::ifstream in(link_file(checkpoint));
+  if (!in) return std::nullopt;
+  const auto j = nlohmann::json::parse(in, nullptr, false);
+  if (!j.is_object() || !j.contains("db") || !j.contains("trial")) return std::nullopt;
+  return TrialLink{j["db"].get<std::string>(), j["trial"].get<int64_t>()};
+}
+
+void write_link(const std::string& checkpoint, const TrialLink& link) {
+  std::filesystem::create_directories(std::filesystem::absolute(checkpoint).parent_path());
+  std::ofstream(link_file(checkpoint)) << nlohmann::json{{"db", link.db}, {"trial", link.trial}}.dump();
+}
+
+// Stable across restarts of the same run, so a resumed process may finish its trial.
+std::string worker_id(const std::string& checkpoint) {
+  std::array<char, 256> host{};
+  gethostname(host.data(), host.size() - 1);
+  return std::string(host.data()) + ":train:" + std::filesystem::absolute(checkpoint).string();
+}
 
 int run(int argc, char** argv) {
   auto options = make_options(
       "train",
       "Train an experiment (model, training and data settings in one JSON file) with the\n"
       "bi-objective rank-adaptive trainer. Checkpoints at every epoch end; --resume continues a\n"
-      "stopped or killed run from its checkpoint.");
+      "stopped or killed run from its checkpoint (and its trial in the database).");
   options.add_options()("config", "Experiment file, e.g. experiments/mnli_six_encoder.json",
                         cxxopts::value<std::string>())(
       "data", "Folder with the train/eval files (overrides data.dir)", cxxopts::value<std::string>())(
-      "db", "Results database", cxxopts::value<std::string>()->default_value("results/comera.db"))(
       "no-db", "Do not record the run")(
       "checkpoint", "Checkpoint file (default results/checkpoints/<name>.pt)",
       cxxopts::value<std::string>())(
@@ -38,6 +73,7 @@ int run(int argc, char** argv) {
       "dense", "Train the same architecture with every layer dense (the baseline)")(
       "quiet", "No progress line")(
       "json", "Print the run's result and per-epoch metrics as JSON");
+  add_db_option(options);
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
@@ -72,6 +108,15 @@ int run(int argc, char** argv) {
   to.resume = r.count("resume") > 0;
   to.progress = !r.count("quiet");
   to.memory_baseline = baseline;
+  // The trial is made once the trainer is built (a bad config or checkpoint makes none).
+  std::unique_ptr<store::ResultsDb> db;
+  std::unique_ptr<TrialRecorder> recorder;
+  to.on_epoch = [&recorder](const EpochMetrics& m) {
+    if (recorder) recorder->epoch(m);
+  };
+  to.on_step = [&recorder] {
+    if (recorder) recorder->heartbeat();
+  };
   Trainer trainer(e.model, e.training, data.train, data.eval, to);
   const auto size = model_size(*trainer.model());
   std::cerr << "model: " << e.model.layers << " layers, d_model " << e.model.d_model << ", "
@@ -79,8 +124,38 @@ int run(int argc, char** argv) {
             << size.compression() << "x smaller than dense (" << size.dense_model_params << ")"
             << (trainer.resumed() ? "; resumed at step " + std::to_string(trainer.state().step) : "")
             << std::endl;
+  if (trainer.finished()) {
+    std::cerr << "nothing to do: the run in " << to.checkpoint
+              << " has already ended (raise --epochs or --max-steps to go on)" << std::endl;
+    return 0;
+  }
 
-  const auto result = trainer.run();
+  if (!r.count("no-db")) {
+    db = std::make_unique<store::ResultsDb>(store::ResultsDb::open(db_path(r)));
+    const auto worker = worker_id(to.checkpoint);
+    auto link = trainer.resumed() ? read_link(to.checkpoint) : std::nullopt;
+    // Continue the checkpoint's trial unless it has ended (a run taken further is a new trial).
+    const auto linked = link && link->db == std::filesystem::absolute(db->path()).string()
+                            ? store::load_trial(*db, link->trial)
+                            : std::nullopt;
+    if (!linked || (linked->state != store::TrialState::Running &&
+                    linked->state != store::TrialState::Failed)) {
+      const auto trial = store::start_run(*db, trial_config(e.to_json(), e.training.seed), worker,
+                                          current_environment());
+      link = TrialLink{std::filesystem::absolute(db->path()).string(), trial.id};
+      write_link(to.checkpoint, *link);
+    }
+    recorder = std::make_unique<TrialRecorder>(*db, link->trial, worker);
+    std::cerr << "recording as trial " << link->trial << " in " << db->path() << std::endl;
+  }
+  RunResult result;
+  try {
+    result = trainer.run();
+  } catch (const std::exception& ex) {
+    if (recorder) recorder->fail(error_message(ex));
+    throw;
+  }
+  if (recorder) recorder->finish(result);
   std::cerr << run_status_name(result.status) << ": " << result.message << std::endl;
   if (r.count("json")) {
     nlohmann::json epochs = nlohmann::json::array();
@@ -90,6 +165,7 @@ int run(int argc, char** argv) {
                                 {"message", result.message},
                                 {"steps", result.steps},
                                 {"checkpoint", to.checkpoint},
+                                {"trial", recorder ? recorder->trial_id() : 0},
                                 {"epochs", epochs}}
                      .dump(2)
               << std::endl;

@@ -1,5 +1,6 @@
 #include "search/cli/command.h"
 
+#include "core/util/allocator.h"
 #include "core/util/threads.h"
 
 #include <iostream>
@@ -29,6 +30,7 @@ std::optional<cxxopts::ParseResult> parse(cxxopts::Options& options, int argc, c
     return std::nullopt;
   }
   configure_threads(result["threads"].as<int>());
+  retain_freed_memory();
   return result;
 }
 

@@ -1,0 +1,238 @@
+#include "core/contract/thin_gemm.h"
+
+#include <c10/util/Exception.h>
+
+#include <array>
+#include <atomic>
+#include <utility>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define COMERA_THIN_X86 1
+#include <immintrin.h>
+#define COMERA_AVX512 __attribute__((target("avx512f,fma")))
+#endif
+
+namespace comera::thin {
+
+namespace {
+
+bool cpu_has_avx512() {
+#ifdef COMERA_THIN_X86
+  return __builtin_cpu_supports("avx512f");
+#else
+  return false;
+#endif
+}
+
+std::atomic<bool>& switched_on() {
+  static std::atomic<bool> on{cpu_has_avx512()};
+  return on;
+}
+
+}  // namespace
+
+bool enabled() { return switched_on().load(std::memory_order_relaxed); }
+void set_enabled(bool on) { switched_on() = on && cpu_has_avx512(); }
+int64_t padded(int64_t r) { return (r + 15) / 16 * 16; }
+
+#ifdef COMERA_THIN_X86
+namespace {
+
+// Rows per register block when each row holds NV accumulator vectors: MR·NV <= 24 leaves
+// registers for the NV loads and the broadcast.
+constexpr int block_rows(int nv) { return nv == 1 ? 16 : nv == 2 ? 12 : nv == 3 ? 8 : 6; }
+
+// MR rows of C, NV vectors each: C[j] (+)= Σ_t A[j·sj + t·st] · B[t], t < steps. With sj = lda,
+// st = 1 this is A·B; with sj = 1, st = lda it is Aᵀ·B.
+template <int NV, int MR, bool ADD>
+COMERA_AVX512 void bcast_block(const float* A, int64_t sj, int64_t st, int64_t steps,
+                               const float* B, float* C) {
+  constexpr int W = 16 * NV;
+  __m512 acc[MR][NV];
+  for (int j = 0; j < MR; ++j)
+    for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
+  for (int64_t t = 0; t < steps; ++t) {
+    __m512 b[NV];
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(B + t * W + 16 * v);
+    for (int j = 0; j < MR; ++j) {
+      const __m512 a = _mm512_set1_ps(A[j * sj + t * st]);
+      for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(a, b[v], acc[j][v]);
+    }
+  }
+  for (int j = 0; j < MR; ++j)
+    for (int v = 0; v < NV; ++v) {
+      float* dst = C + j * W + 16 * v;
+      _mm512_storeu_ps(dst, ADD ? _mm512_add_ps(_mm512_loadu_ps(dst), acc[j][v]) : acc[j][v]);
+    }
+}
+
+// MR rows × NB vectors of C = A (MR, rp) · B[:, block] (+ bias). With TAIL the last vector is
+// masked by `last`. (Keeping every branch compile-time lets GCC hold acc in registers.)
+template <int MR, int NB, bool TAIL, bool BIAS>
+COMERA_AVX512 void wide_block(const float* A, int64_t rp, const float* B, int64_t n,
+                              const float* bias, float* C, int64_t ldc, __mmask16 last) {
+  __m512 acc[MR][NB];
+  for (int v = 0; v < NB; ++v) {
+    const __m512 init = !BIAS ? _mm512_setzero_ps()
+                        : TAIL && v == NB - 1 ? _mm512_maskz_loadu_ps(last, bias + 16 * v)
+                                              : _mm512_loadu_ps(bias + 16 * v);
+    for (int i = 0; i < MR; ++i) acc[i][v] = init;
+  }
+  for (int64_t p = 0; p < rp; ++p) {
+    __m512 b[NB];
+    for (int v = 0; v < NB; ++v)
+      b[v] = TAIL && v == NB - 1 ? _mm512_maskz_loadu_ps(last, B + p * n + 16 * v)
+                                 : _mm512_loadu_ps(B + p * n + 16 * v);
+    for (int i = 0; i < MR; ++i) {
+      const __m512 a = _mm512_set1_ps(A[i * rp + p]);
+      for (int v = 0; v < NB; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
+    }
+  }
+  for (int i = 0; i < MR; ++i)
+    for (int v = 0; v < NB; ++v) {
+      if (TAIL && v == NB - 1)
+        _mm512_mask_storeu_ps(C + i * ldc + 16 * v, last, acc[i][v]);
+      else
+        _mm512_storeu_ps(C + i * ldc + 16 * v, acc[i][v]);
+    }
+}
+
+// Tables of the blocks for every leftover row count 1..MR.
+using BcastBlock = void (*)(const float*, int64_t, int64_t, int64_t, const float*, float*);
+using WideBlock = void (*)(const float*, int64_t, const float*, int64_t, const float*, float*,
+                           int64_t, __mmask16);
+
+template <int NV, bool ADD, int... I>
+constexpr std::array<BcastBlock, sizeof...(I)> bcast_blocks(std::integer_sequence<int, I...>) {
+  return {&bcast_block<NV, I + 1, ADD>...};
+}
+template <int NB, bool TAIL, bool BIAS, int... I>
+constexpr std::array<WideBlock, sizeof...(I)> wide_blocks(std::integer_sequence<int, I...>) {
+  return {&wide_block<I + 1, NB, TAIL, BIAS>...};
+}
+
+template <int NV>
+void a_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C) {
+  constexpr int MR = block_rows(NV);
+  static constexpr auto blocks = bcast_blocks<NV, false>(std::make_integer_sequence<int, MR>{});
+  for (int64_t i = 0; i < m; i += MR)
+    blocks[std::min<int64_t>(MR, m - i) - 1](A + i * lda, lda, 1, k, B, C + i * 16 * NV);
+}
+
+template <int NV>
+void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C) {
+  constexpr int KR = block_rows(NV);
+  static constexpr auto blocks = bcast_blocks<NV, true>(std::make_integer_sequence<int, KR>{});
+  for (int64_t c = 0; c < k; c += KR)
+    blocks[std::min<int64_t>(KR, k - c) - 1](A + c, 1, lda, m, B, C + c * 16 * NV);
+}
+
+constexpr int kWideRows = 6;
+
+template <int NB, bool TAIL, bool BIAS>
+void wide_nb(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
+             float* C, int64_t ldc, int64_t col, __mmask16 last) {
+  static constexpr auto blocks =
+      wide_blocks<NB, TAIL, BIAS>(std::make_integer_sequence<int, kWideRows>{});
+  for (int64_t i = 0; i < m; i += kWideRows)
+    blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * rp, rp, B + col, n,
+                                                     BIAS ? bias + col : nullptr,
+                                                     C + i * ldc + col, ldc, last);
+}
+
+// Column blocks of 64, then one masked block for the rest.
+template <bool BIAS>
+void wide_all(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
+              float* C, int64_t ldc) {
+  constexpr int64_t kBlock = 64;
+  int64_t col = 0;
+  for (; col + kBlock <= n; col += kBlock)
+    wide_nb<4, false, BIAS>(A, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
+  const int64_t rest = n - col;
+  if (rest == 0) return;
+  const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
+  switch ((rest + 15) / 16) {
+    case 1: return wide_nb<1, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    case 2: return wide_nb<2, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    case 3: return wide_nb<3, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    default: return wide_nb<4, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+  }
+}
+
+// Row-major order (columns of a row are contiguous): strided column walks thrash the TLB.
+COMERA_AVX512 void col_sum_avx512(const float* A, int64_t lda, int64_t m, int64_t n, float* s) {
+  for (int64_t i = 0; i < m; ++i) {
+    const float* row = A + i * lda;
+    int64_t j = 0;
+    for (; j + 16 <= n; j += 16)
+      _mm512_storeu_ps(s + j, _mm512_add_ps(_mm512_loadu_ps(s + j), _mm512_loadu_ps(row + j)));
+    if (j < n) {
+      const __mmask16 mask = __mmask16((1u << (n - j)) - 1);
+      _mm512_mask_storeu_ps(
+          s + j, mask,
+          _mm512_add_ps(_mm512_maskz_loadu_ps(mask, s + j), _mm512_maskz_loadu_ps(mask, row + j)));
+    }
+  }
+}
+
+void check_padded(int64_t rp) {
+  TORCH_CHECK(rp > 0 && rp % 16 == 0 && rp <= kMaxPaddedRank,
+              "thin GEMM: padded rank must be 16, 32, 48 or 64, got ", rp);
+}
+
+// Calls fn(std::integral_constant<int, rp / 16>).
+template <typename Fn>
+void with_vectors(int64_t rp, const Fn& fn) {
+  check_padded(rp);
+  switch (rp / 16) {
+    case 1: return fn(std::integral_constant<int, 1>{});
+    case 2: return fn(std::integral_constant<int, 2>{});
+    case 3: return fn(std::integral_constant<int, 3>{});
+    default: return fn(std::integral_constant<int, 4>{});
+  }
+}
+
+}  // namespace
+
+void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C) {
+  with_vectors(rp, [&](auto nv) { a_b_nv<decltype(nv)::value>(A, lda, m, k, B, C); });
+}
+
+void at_b_add(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp,
+              float* C) {
+  with_vectors(rp, [&](auto nv) { at_b_nv<decltype(nv)::value>(A, lda, m, k, B, C); });
+}
+
+void a_wide(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
+            float* C, int64_t ldc) {
+  check_padded(rp);
+  if (bias)
+    wide_all<true>(A, m, rp, B, n, bias, C, ldc);
+  else
+    wide_all<false>(A, m, rp, B, n, bias, C, ldc);
+}
+
+void col_sum_add(const float* A, int64_t lda, int64_t m, int64_t n, float* s) {
+  col_sum_avx512(A, lda, m, n, s);
+}
+
+#else
+
+namespace {
+[[noreturn]] void unavailable() {
+  TORCH_CHECK(false, "thin GEMM kernels need an x86-64 CPU with AVX-512; check thin::enabled()");
+}
+}  // namespace
+
+void a_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*) { unavailable(); }
+void at_b_add(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*) {
+  unavailable();
+}
+void a_wide(const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t) {
+  unavailable();
+}
+void col_sum_add(const float*, int64_t, int64_t, int64_t, float*) { unavailable(); }
+
+#endif
+
+}  // namespace comera::thin

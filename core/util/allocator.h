@@ -1,0 +1,11 @@
+#pragma once
+// glibc returns every large freed block to the OS, so each training step page-faults its big
+// temporaries afresh (2-3x on them, TOOLCHAIN.md). Long-running entry points keep freed memory.
+
+namespace comera {
+
+// Serves all allocations from the heap and never trims it (glibc; a no-op elsewhere). Peak
+// memory stays mapped for the life of the process.
+void retain_freed_memory();
+
+}  // namespace comera

@@ -1,0 +1,75 @@
+#include "search/training/trial_recorder.h"
+
+#include "search/store/epoch_metrics.h"
+#include "search/store/layer_ranks.h"
+
+namespace comera {
+
+nlohmann::json trial_config(const nlohmann::json& experiment, uint64_t seed) {
+  auto config = experiment;
+  config["seed"] = seed;
+  return config;
+}
+
+TrialRecorder::TrialRecorder(store::ResultsDb& db, int64_t trial_id, std::string worker)
+    : db_(db), trial_id_(trial_id), worker_(std::move(worker)),
+      last_beat_(std::chrono::steady_clock::now()) {
+  // A resumed trial reports the last epoch it recorded before, should nothing be left to run.
+  const auto epochs = store::read_epochs(db_.sql(), trial_id_);
+  if (!epochs.empty()) last_ = {epochs.back().metrics.begin(), epochs.back().metrics.end()};
+}
+
+void TrialRecorder::epoch(const EpochMetrics& m) {
+  store::EpochRecord record;
+  record.epoch = m.epoch;
+  record.step = m.step;
+  record.stage = m.stage;
+  record.metrics = {{"train_loss", m.train_loss},
+                    {"train_accuracy", m.train_accuracy},
+                    {"eval_loss", m.eval_loss},
+                    {"accuracy", m.accuracy},
+                    {"size", static_cast<double>(m.size.total_params)},
+                    {"tensorized_size", static_cast<double>(m.size.tensorized)},
+                    {"size_mb", m.size.megabytes()},
+                    {"surrogate", m.surrogate},
+                    {"compression", m.size.compression()},
+                    {"step_time_ms", m.step_time_ms},
+                    {"tokens_per_s", m.tokens_per_s},
+                    {"peak_mem_mb", m.peak_mem_mb},
+                    {"elapsed_s", m.elapsed_s}};
+  if (m.partial) record.metrics["partial"] = 1;
+  store::record_epoch(db_, trial_id_, record);
+  std::vector<store::LayerRanks> ranks;
+  for (const auto& l : m.size.layers) ranks.push_back({l.name, l.ranks, l.exact});
+  store::record_layer_ranks(db_, trial_id_, m.epoch, ranks);
+  last_ = {record.metrics.begin(), record.metrics.end()};
+  last_beat_ = std::chrono::steady_clock::now();
+}
+
+void TrialRecorder::heartbeat() {
+  const auto now = std::chrono::steady_clock::now();
+  if (now - last_beat_ < std::chrono::minutes(1)) return;
+  last_beat_ = now;
+  store::heartbeat(db_, trial_id_, worker_);
+}
+
+void TrialRecorder::finish(const RunResult& result) {
+  switch (result.status) {
+    case RunStatus::Completed:
+      store::finish_trial(db_, trial_id_, worker_, store::TrialState::Complete, last_);
+      break;
+    case RunStatus::Diverged:
+      store::finish_trial(db_, trial_id_, worker_, store::TrialState::Diverged, last_,
+                          result.message);
+      break;
+    case RunStatus::StepLimit:
+      store::finish_trial(db_, trial_id_, worker_, store::TrialState::Killed, last_, result.message);
+      break;
+  }
+}
+
+void TrialRecorder::fail(const std::string& error) {
+  store::finish_trial(db_, trial_id_, worker_, store::TrialState::Failed, last_, error);
+}
+
+}  // namespace comera
