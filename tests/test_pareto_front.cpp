@@ -6,6 +6,7 @@
 #include "search/pareto/study_front.h"
 #include "search/store/trial_queue.h"
 #include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
 
 #include <cstdio>
@@ -142,21 +143,16 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
 }
 
 TEST_CASE("comera pareto prints the front and writes the plot", "[pareto][cli]") {
-  const char* cli = std::getenv("COMERA_CLI");
-  if (!cli) {
+  if (comera::testing::cli_path().empty()) {
     WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
     return;
   }
   TempDir dir;
   make_study(dir.file("r.db"), kOutcomes);
   auto run = [&](const std::string& args, int& status) {
-    std::string out;
-    FILE* pipe = popen((std::string(cli) + " pareto --db " + dir.file("r.db") + " " + args +
-                        " 2>&1").c_str(), "r");
-    char buf[512];
-    while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
-    status = pipe ? pclose(pipe) : -1;
-    return out;
+    const auto r = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " " + args);
+    status = r.status;
+    return r.output;
   };
   int status = 0;
   const std::string text = run("--study s --where kind=late", status);
