@@ -62,6 +62,9 @@ TEST_CASE("grid expansion: baselines first, first axis outermost, targets innerm
   CHECK(point_of(trials[3]) == json{{"seed", 0}, {"gamma", 0.1}}.dump());
   CHECK_FALSE(trials[3]["experiment"]["training"].contains("late_stage"));
   CHECK(trials[3]["experiment"]["training"]["early_stage"]["gamma"] == 0.1);
+  CHECK(trials[3]["experiment"]["training"]["epochs"] == 1);  // until the late stage would start
+  CHECK(trials[0]["experiment"]["training"]["epochs"] == 2);
+  CHECK(trials[6]["experiment"]["training"]["epochs"] == 2);
   CHECK(point_of(trials[5]) == json{{"seed", 1}, {"gamma", 0.1}}.dump());
 
   const std::vector<std::pair<double, double>> order = {{1.0, 0.5}, {1.0, 0.2}, {1.1, 0.5}, {1.1, 0.2}};
@@ -257,4 +260,17 @@ TEST_CASE("step-measuring sweeps carry their step settings in every trial", "[sw
   CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("only read with \"measure\": \"step\""));
   // Training sweeps' configs have no "step" (their hashes stay as they were).
   CHECK_FALSE(expand_trials(parse_sweep_spec(spec_with({{"gamma", {0.1}}})))[0].contains("step"));
+}
+
+TEST_CASE("overrides change the base of every trial without labelling points", "[sweep]") {
+  json j = spec_with({{"gamma", {0.1}}});
+  j["overrides"] = {{"training.epochs", 4}, {"data.train_limit", 100}, {"training.late_stage", nullptr}};
+  const auto trials = expand_trials(parse_sweep_spec(j));
+  REQUIRE(trials.size() == 1);
+  CHECK(trials[0]["experiment"]["training"]["epochs"] == 4);
+  CHECK(trials[0]["experiment"]["data"]["train_limit"] == 100);
+  CHECK(trials[0]["kind"] == "early");
+  CHECK(trials[0]["point"] == json{{"seed", 7}, {"gamma", 0.1}});
+  j["overrides"] = {1, 2};
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("overrides: expected"));
 }

@@ -2,6 +2,7 @@
 
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "search/sweep/published_figures.h"
 #include "search/sweep/shape_choices.h"
 
 #include <filesystem>
@@ -108,35 +109,19 @@ Axis seed_axis(const ConfigReader& axes, uint64_t base_seed) {
   return axis;
 }
 
-// Figures to overlay: numbers, or JSON pointers into the reference file.
+// Figures to overlay: {"label", objective name -> number or JSON pointer}.
 nlohmann::json published_points(const ConfigReader& r, const std::string& reference) {
   const auto& v = r.value("published");
   if (!v.is_array()) throw Error(r.key_path("published") + ": expected a list of objects");
-  nlohmann::json ref, out = nlohmann::json::array();
+  PublishedFigures figures(reference);
+  nlohmann::json out = nlohmann::json::array();
   for (size_t i = 0; i < v.size(); ++i) {
     const std::string where = r.key_path("published") + "[" + std::to_string(i) + "]";
     if (!v[i].is_object() || !v[i].contains("label") || !v[i]["label"].is_string())
       throw Error(where + ": expected {\"label\": \"...\", \"<objective>\": value, ...}");
     nlohmann::json point = v[i];
-    for (auto& [key, value] : point.items()) {
-      if (key == "label" || value.is_number()) continue;
-      if (!value.is_string() || value.get<std::string>().rfind('/', 0) != 0)
-        throw Error(where + "." + key + ": expected a number or a JSON pointer such as "
-                    "\"/mnli_six_encoder/dense_model_mb\", got " + value.dump());
-      if (reference.empty())
-        throw Error(where + "." + key + ": a JSON pointer needs the published-figures file "
-                    "(pass --reference FILE)");
-      if (ref.is_null()) ref = read_json_file(reference);
-      const nlohmann::json::json_pointer pointer(value.get<std::string>());
-      if (!ref.contains(pointer))
-        throw Error(where + "." + key + ": " + value.get<std::string>() + " is not in " + reference);
-      nlohmann::json found = ref[pointer];
-      if (found.is_object() && found.contains("value")) found = found["value"];  // {"value", "uncertain"}
-      if (!found.is_number())
-        throw Error(where + "." + key + ": " + value.get<std::string>() + " in " + reference +
-                    " is " + found.dump() + ", not a number");
-      value = found;
-    }
+    for (auto& [key, value] : point.items())
+      if (key != "label") value = figures.number(value, where + "." + key);
     out.push_back(point);
   }
   return out;
@@ -179,6 +164,14 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
     } else {
       throw Error("base: expected an experiment file (relative to the spec) or an inline "
                   "experiment object, got " + base.dump());
+    }
+
+    if (r.has("overrides")) {
+      // Fixed changes to the base for every trial, by dotted path; they label no point.
+      const auto& overrides = r.value("overrides");
+      if (!overrides.is_object())
+        throw Error("overrides: expected {\"dotted.path\": value, ...}, got " + overrides.dump());
+      for (const auto& [path, value] : overrides.items()) set_path(spec.base, path, value);
     }
 
     if (r.has("sampling")) {

@@ -49,7 +49,7 @@ struct SweepSpec {
   std::string file;  // where it was read from ("" when parsed from JSON)
   std::string name, description;
   std::string objectives;      // "eval_loss:min,size:min"
-  nlohmann::json base;         // the resolved base experiment
+  nlohmann::json base;         // the resolved base experiment, "overrides" applied
   Sampling sampling;
   std::vector<Axis> axes;      // seeds first (outermost), targets last (innermost)
   bool dense_baseline = false, early_baseline = false;
@@ -69,8 +69,9 @@ inline const char* const kRankCapLabel = "rank_cap";
 std::string default_reference_file();
 
 // Reads a spec; "base" is an experiment file relative to the spec's folder, or an inline
-// experiment object. A published value may be a JSON pointer ("/mnli_six_encoder/dense_model_mb")
-// into `reference` (paper_reference.json), read when the spec uses one. Errors name the key.
+// experiment object, changed by "overrides" ({"dotted.path": value}) for every trial. A
+// published value may be a JSON pointer ("/mnli_six_encoder/dense_model_mb") into `reference`
+// (paper_reference.json), read when the spec uses one. Errors name the key.
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference = "");
 SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file = "",
                            const std::string& reference = "");

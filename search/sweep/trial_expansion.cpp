@@ -50,7 +50,14 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
     label.update(point[i]->label);
   }
   if (label.contains(kRankCapLabel)) cap_ranks(experiment, label[kRankCapLabel].get<int64_t>());
-  if (kind != Kind::Point) experiment["training"].erase("late_stage");
+  auto& training = experiment["training"];
+  if (kind == Kind::Early && training.contains("late_stage")) {
+    // The early stage alone, as long as it runs in the late-stage trials.
+    const auto& late = training["late_stage"];
+    if (late.value("start_step", 0) == 0 && late.value("start_epoch", 0) > 0)
+      training["epochs"] = late["start_epoch"];
+  }
+  if (kind != Kind::Point) training.erase("late_stage");
   if (kind == Kind::Dense) experiment["model"].erase("tensorized");
   const bool tensorized = !experiment["model"].value("tensorized", nlohmann::json::object()).empty();
   const bool late = experiment["training"].contains("late_stage");
