@@ -25,6 +25,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <chrono>
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
@@ -33,6 +34,7 @@
 #include <limits>
 #include <set>
 #include <sstream>
+#include <thread>
 
 using namespace comera;
 using namespace comera::store;
@@ -301,6 +303,31 @@ TEST_CASE("trials: idempotent enqueue, ordered claims, finishing rules, runs", "
   CHECK(run2.config_hash == run1.config_hash);
   CHECK(list_trials(db, kRunsStudy).size() == 2);
   CHECK(list_trials(db).size() == 6);
+}
+
+TEST_CASE("opening waits for another connection's read instead of failing as locked",
+          "[store]") {
+  // An empty file someone else is reading: the switch to WAL and the schema wait for the lock.
+  TempDir dir;
+  const std::string path = dir.file("busy.db");
+  SQLite::Database reader(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  reader.exec("BEGIN");
+  reader.execAndGet("SELECT COUNT(*) FROM sqlite_master");
+  std::thread release([&] {
+    std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    reader.exec("COMMIT");
+  });
+  std::string failure, mode;
+  try {
+    auto db = ResultsDb::open(path);
+    mode = db.sql().execAndGet("PRAGMA journal_mode").getString();
+  } catch (const std::exception& e) {
+    failure = e.what();
+  }
+  release.join();
+  CHECK(failure.empty());
+  CHECK(mode == "wal");
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
 }
 
 TEST_CASE("processes creating, filling and claiming from one database never share a trial",

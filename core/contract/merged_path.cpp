@@ -289,7 +289,8 @@ int64_t merged_path_macs(const std::vector<int64_t>& sizes, const std::vector<in
     out *= sizes[k];
   }
   // Each merge GEMM costs twice more backward (core gradient and bond gradient).
-  const int64_t r = padded ? thin::padded(ranks[d]) : ranks[d];
+  const int64_t rp = thin::padded(ranks[d]);
+  const int64_t r = padded && rp <= thin::kMaxPaddedRank ? rp : ranks[d];
   return 3 * (batch * r * (in + out) + merges);
 }
 

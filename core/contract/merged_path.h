@@ -19,7 +19,8 @@ at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores
                        const std::vector<at::Tensor>& ranks, const at::Tensor& bias);
 
 // Multiply-adds of one forward + backward of merged_path at batch B (core merges included).
-// sizes: s_1..s_2d; ranks: r_0..r_2d; padded: the batch GEMMs run at the padded r_d (kernels).
+// sizes: s_1..s_2d; ranks: r_0..r_2d; padded: count the batch GEMMs at r_d padded to 16, as the
+// kernel path runs them (where r_d is within its limit).
 int64_t merged_path_macs(const std::vector<int64_t>& sizes, const std::vector<int64_t>& ranks,
                          int64_t batch, bool padded);
 

@@ -7,6 +7,7 @@
 #include "core/training/training_step.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
+#include "core/util/memory_meter.h"
 
 #include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
@@ -20,7 +21,8 @@ double StepBenchmarkResult::tokens_per_s() const {
 
 nlohmann::json StepBenchmarkResult::to_json() const {
   return {{"median_ms", timing.median_ms}, {"min_ms", timing.min_ms}, {"max_ms", timing.max_ms},
-          {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb}, {"params", params},
+          {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb},
+          {"peak_tensor_mb", peak_tensor_mb}, {"params", params},
           {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()}};
 }
 
@@ -29,6 +31,7 @@ StepBenchmarkResult benchmark_step(const ModelConfig& config, const TrainConfig&
   if (o.length > config.max_positions)
     throw Error("sequence length " + std::to_string(o.length) + " exceeds model.max_positions " +
                 std::to_string(config.max_positions) + " (lower --seq)");
+  CpuMemoryMeter tensors;
   const int64_t baseline = current_rss_bytes();
   reset_peak_rss();
   at::manual_seed(o.seed);
@@ -58,6 +61,7 @@ StepBenchmarkResult benchmark_step(const ModelConfig& config, const TrainConfig&
     result.dense_params = size.dense_model_params;
     result.tokens = o.batch * o.length;
     result.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - baseline)) / 1e6;
+    result.peak_tensor_mb = static_cast<double>(tensors.peak_extra_bytes()) / 1e6;
   }
   return result;
 }

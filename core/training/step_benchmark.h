@@ -21,7 +21,8 @@ struct StepBenchmarkOptions {
 
 struct StepBenchmarkResult {
   Timing timing;
-  double peak_mem_mb = 0;  // peak RSS above the RSS before the model was built
+  double peak_mem_mb = 0;     // peak RSS above the RSS before the model was built
+  double peak_tensor_mb = 0;  // peak bytes of live LibTorch CPU tensors above the same point
   int64_t params = 0, dense_params = 0;
   int64_t tokens = 0;      // per step
   double tokens_per_s() const;

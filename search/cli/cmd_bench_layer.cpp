@@ -93,18 +93,20 @@ int run(int argc, char** argv) {
                        {"kernels", thin::enabled()},
                        {"dense_ms", dense_t.median_ms},
                        {"tt_ms", tt_t.median_ms},
+                       {"dense_min_ms", dense_t.min_ms},
+                       {"tt_min_ms", tt_t.min_ms},
                        {"speedup", dense_t.median_ms / tt_t.median_ms},
                        {"dense_macs", dense_macs},
                        {"tt_macs", tt_macs},
                        {"mac_ratio", static_cast<double>(dense_macs) / static_cast<double>(tt_macs)}};
     rows.push_back(row);
-    char line[256];
+    char line[320];
     std::snprintf(line, sizeof line,
-                  "%-20s %-34s dense %8.2f ms  tt %7.2f ms  speedup %5.2fx  (MACs %.3gG vs %.3gG, "
-                  "ratio %.1fx)\n",
-                  c.name.c_str(), tt->shape().str().c_str(), dense_t.median_ms, tt_t.median_ms,
-                  dense_t.median_ms / tt_t.median_ms, dense_macs * 1e-9, tt_macs * 1e-9,
-                  row["mac_ratio"].get<double>());
+                  "%-18s %-36s dense %7.2f ms (min %7.2f)  tt %6.2f ms (min %6.2f)  speedup "
+                  "%5.2fx  MACs %.3gG vs %.3gG (%.1fx)\n",
+                  c.name.c_str(), tt->shape().str().c_str(), dense_t.median_ms, dense_t.min_ms,
+                  tt_t.median_ms, tt_t.min_ms, dense_t.median_ms / tt_t.median_ms,
+                  dense_macs * 1e-9, tt_macs * 1e-9, row["mac_ratio"].get<double>());
     log << line << std::flush;
   }
   if (json) std::cout << rows.dump(2) << std::endl;

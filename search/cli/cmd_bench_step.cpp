@@ -53,10 +53,10 @@ int run(int argc, char** argv) {
     return 0;
   }
   std::printf("%s %s batch %lld seq %lld: median %.1f ms/step (min %.1f, max %.1f), %.0f tokens/s, "
-              "peak memory %.1f MB, %lld parameters\n",
+              "peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
               e.name.c_str(), dense ? "dense" : "tensorized", static_cast<long long>(o.batch),
               static_cast<long long>(o.length), result.timing.median_ms, result.timing.min_ms,
-              result.timing.max_ms, result.tokens_per_s(), result.peak_mem_mb,
+              result.timing.max_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));
   return 0;
 }

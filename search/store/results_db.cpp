@@ -7,7 +7,12 @@
 #include <SQLiteCpp/Statement.h>
 #include <sqlite3.h>
 
+#include <unistd.h>
+
+#include <cerrno>
 #include <filesystem>
+#include <functional>
+#include <thread>
 
 namespace comera::store {
 
@@ -96,6 +101,25 @@ std::unique_ptr<SQLite::Database> connect_read_write(const std::string& path) {
   return db;
 }
 
+// A new database is built whole under a private name and linked into place, so no other
+// process ever opens it half made (SQLite answers "locked" at once, without waiting, when
+// processes race to switch one new file to WAL). The loser of a race opens the winner's file.
+// Returns false where the file system has no hard links; the caller then builds it in place.
+bool create_complete(const std::string& path) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  const std::string staged = path + ".new-" + std::to_string(getpid()) + "-" +
+                             std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
+  std::filesystem::remove(staged);
+  {
+    auto db = connect_read_write(staged);
+    migrate(*db, migrations());
+  }
+  const bool placed = link(staged.c_str(), path.c_str()) == 0 || errno == EEXIST;
+  std::filesystem::remove(staged);
+  return placed;
+}
+
 }  // namespace
 
 ResultsDb ResultsDb::open(const std::string& path, Mode mode) {
@@ -111,9 +135,10 @@ ResultsDb ResultsDb::open(const std::string& path, Mode mode) {
     db->exec("PRAGMA query_only = ON");
     return ResultsDb(path, std::move(db), true);
   }
+  const bool built = kind == FileKind::Missing && create_complete(path);
   if (kind == FileKind::Comera) check_version(path, version);
   auto db = connect_read_write(path);
-  if (kind != FileKind::Comera) migrate(*db, migrations());
+  if (kind != FileKind::Comera && !built) migrate(*db, migrations());
   return ResultsDb(path, std::move(db), false);
 }
 
