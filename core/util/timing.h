@@ -20,6 +20,8 @@ Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats);
 
 double median(std::vector<double> values);
 
-double process_cpu_ms();  // CPU time of this process so far, all threads
+// Process CPU time (all threads), in ms: on a shared machine it tells the work done apart from
+// time spent waiting for a core, which wall time mixes in.
+double process_cpu_ms();
 
 }  // namespace comera
