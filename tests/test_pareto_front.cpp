@@ -6,12 +6,14 @@
 #include "search/pareto/study_front.h"
 #include "search/store/trial_queue.h"
 #include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
 
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <limits>
+#include <map>
 
 using namespace comera;
 using namespace comera::pareto;
@@ -49,7 +51,7 @@ const std::vector<Outcome> kOutcomes = {
     {store::TrialState::Complete, 0.8, 300, 0.70},  // #2 front
     {store::TrialState::Complete, 1.2, 50, 0.50},   // #3 front
     {store::TrialState::Complete, 1.1, 200, 0.55},  // #4 dominated by #1
-    {store::TrialState::Diverged, kNaN, 10, 0.30},  // #5 NaN: never on the front
+    {store::TrialState::Diverged, kNaN, 10, 0.30},  // #5 diverged: left out
 };
 
 std::vector<int64_t> front_trials(const FrontResult& r) {
@@ -61,34 +63,33 @@ std::vector<int64_t> front_trials(const FrontResult& r) {
 
 }  // namespace
 
-TEST_CASE("study front: non-dominated finished trials and their hypervolume", "[pareto]") {
+TEST_CASE("study front: non-dominated complete trials and their hypervolume", "[pareto]") {
   TempDir dir;
   make_study(dir.file("r.db"), kOutcomes);
   auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
 
   const auto r = study_front(db, {"s", "", {}, {}});
-  CHECK(r.values.size() == 5);
-  CHECK(r.unfinished == 1);
+  CHECK(r.values.size() == 4);
+  CHECK(r.left_out == std::map<std::string, size_t>{{"diverged", 1}, {"queued", 1}});
   CHECK(front_trials(r) == std::vector<int64_t>{2, 1, 3});  // best eval_loss first
-  // Reference: worst finite + 10% of the range: loss 1.2 + 0.04, size 300 + 29.
+  // Reference: worst value + 10% of the range: loss 1.2 + 0.04, size 300 + 25.
   REQUIRE(r.reference.size() == 2);
   CHECK(r.reference[0] == Approx(1.24));
-  CHECK(r.reference[1] == Approx(329));
-  // Columns x in [0.8,1.0) [1.0,1.2) [1.2,1.24) of heights 29, 229, 279.
-  CHECK(r.hypervolume == Approx(0.2 * 29 + 0.2 * 229 + 0.04 * 279));
+  CHECK(r.reference[1] == Approx(325));
+  // Columns x in [0.8,1.0) [1.0,1.2) [1.2,1.24) of heights 25, 225, 275.
+  CHECK(r.hypervolume == Approx(0.2 * 25 + 0.2 * 225 + 0.04 * 275));
 
   const auto given = study_front(db, {"s", "", {}, {2, 400}});
   CHECK(given.hypervolume == Approx(0.2 * 100 + 0.2 * 300 + 0.8 * 350));
 
-  // Accuracy maximised: #2 (best accuracy) and #3, #1 (smaller) stay; #5 has the smallest size
-  // and a finite accuracy, so it joins the front.
+  // Accuracy maximised: #2 (most accurate), #1 and #3 (smaller) stay; #1 beats #4 on both.
   const auto acc = study_front(db, {"s", "accuracy:max,size:min", {}, {}});
-  CHECK(front_trials(acc) == std::vector<int64_t>{2, 1, 3, 5});
-  CHECK(acc.reference[0] == Approx(0.3 - 0.04));
+  CHECK(front_trials(acc) == std::vector<int64_t>{2, 1, 3});
+  CHECK(acc.reference[0] == Approx(0.5 - 0.02));
 
   const auto filtered = study_front(db, {"s", "", {parse_condition("gamma >= 0.25")}, {}});
   CHECK(front_trials(filtered) == std::vector<int64_t>{4, 3});
-  CHECK(filtered.unfinished == 1);
+  CHECK(filtered.left_out.size() == 2);
 
   CHECK_THROWS_WITH(study_front(db, {"nope", "", {}, {}}), Contains("it has: s"));
   CHECK_THROWS_WITH(study_front(db, {"s", "loss:min,size:min", {}, {}}),
@@ -103,13 +104,14 @@ TEST_CASE("front report: summary, table and JSON", "[pareto]") {
   make_study(dir.file("r.db"), kOutcomes);
   auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
   const auto r = study_front(db, {"s", "", {}, {}});
-  CHECK_THAT(front_summary(r), Contains("5 finished trials (1 not finished, left out), 3 on the "
-                                        "Pareto front of eval_loss (min), size (min)") &&
-                                   Contains("hypervolume 62.76 against the reference point (1.24, 329)"));
+  CHECK_THAT(front_summary(r), Contains("4 complete trials (left out: 1 diverged, 1 queued), 3 on "
+                                        "the Pareto front of eval_loss (min), size (min)") &&
+                                   Contains("hypervolume 61 against the reference point (1.24, 325)"));
   const json j = front_json(r, true);
-  CHECK(j["trials"].size() == 5);
+  CHECK(j["trials"].size() == 4);
   CHECK(j["trials"][3]["front"] == "");
-  CHECK(j["trials"][4]["eval_loss"] == "nan");
+  CHECK(j["trials"][0]["front"] == "*");
+  CHECK(j["left_out"]["diverged"] == 1);
   CHECK(front_json(r, false)["front"][0]["gamma"] == Approx(0.2));
 }
 
@@ -119,7 +121,7 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
   auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
   const auto plot = front_plot(study_front(db, {"s", "", {}, {}}));
   CHECK(plot.front.size() == 3);
-  CHECK(plot.dominated.size() == 2);  // #4, and #5 (dropped from the drawing: NaN)
+  CHECK(plot.dominated.size() == 1);  // #4
   REQUIRE(plot.published.size() == 1);
   CHECK(std::isnan(plot.published[0].x));
   CHECK(plot.published[0].y == 40);
@@ -141,26 +143,21 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
 }
 
 TEST_CASE("comera pareto prints the front and writes the plot", "[pareto][cli]") {
-  const char* cli = std::getenv("COMERA_CLI");
-  if (!cli) {
+  if (comera::testing::cli_path().empty()) {
     WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
     return;
   }
   TempDir dir;
   make_study(dir.file("r.db"), kOutcomes);
   auto run = [&](const std::string& args, int& status) {
-    std::string out;
-    FILE* pipe = popen((std::string(cli) + " pareto --db " + dir.file("r.db") + " " + args +
-                        " 2>&1").c_str(), "r");
-    char buf[512];
-    while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
-    status = pipe ? pclose(pipe) : -1;
-    return out;
+    const auto r = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " " + args);
+    status = r.status;
+    return r.output;
   };
   int status = 0;
   const std::string text = run("--study s --where kind=late", status);
   CHECK(status == 0);
-  CHECK_THAT(text, Contains("3 on the Pareto front") && Contains("hypervolume 62.76"));
+  CHECK_THAT(text, Contains("3 on the Pareto front") && Contains("hypervolume 61 "));
   const json j = json::parse(run("--study s --format json --ref 2,400", status));
   CHECK(j["hypervolume"] == Approx(0.2 * 100 + 0.2 * 300 + 0.8 * 350));
   const std::string csv = run("--study s --format csv", status);

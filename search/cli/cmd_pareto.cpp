@@ -11,7 +11,7 @@ namespace {
 
 int run(int argc, char** argv) {
   auto options = make_options(
-      "pareto", "The Pareto front of a study's finished trials, with its hypervolume");
+      "pareto", "The Pareto front of a study's complete trials, with its hypervolume");
   add_db_option(options);
   options.add_options()("study", "Study name", cxxopts::value<std::string>())(
       "objectives", "name:min|max,... (default: the study's own)",
@@ -22,7 +22,7 @@ int run(int argc, char** argv) {
              "finite values plus 10% of their range)",
       cxxopts::value<std::vector<double>>())(
       "format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"))(
-      "all", "Every finished trial, with a 'front' column, not just the front")(
+      "all", "Every complete trial, with a 'front' column, not just the front")(
       "plot", "Draw the first two objectives into this PNG (front, dominated trials, published "
               "figures)", cxxopts::value<std::string>()->default_value(""))(
       "json", "The same as --format json");

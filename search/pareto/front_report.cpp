@@ -35,8 +35,11 @@ std::string front_summary(const FrontResult& result) {
   size_t on_front = 0;
   for (bool f : result.on_front) on_front += f;
   std::ostringstream s;
-  s << "study " << result.study << ": " << result.values.size() << " finished trials";
-  if (result.unfinished) s << " (" << result.unfinished << " not finished, left out)";
+  s << "study " << result.study << ": " << result.values.size() << " complete trials";
+  std::string others;
+  for (const auto& [state, count] : result.left_out)
+    others += (others.empty() ? "" : ", ") + std::to_string(count) + " " + state;
+  if (!others.empty()) s << " (left out: " << others << ")";
   s << ", " << on_front << " on the Pareto front of";
   for (size_t k = 0; k < result.objectives.size(); ++k)
     s << (k ? ", " : " ") << result.objectives[k].name << " ("
@@ -69,8 +72,8 @@ nlohmann::json front_json(const FrontResult& result, bool all) {
   for (double r : result.reference) reference.push_back(store::FlatTable::real(r));
   return {{"study", result.study},
           {"objectives", objectives},
-          {"finished", result.values.size()},
-          {"unfinished", result.unfinished},
+          {"complete", result.values.size()},
+          {"left_out", result.left_out},
           {"reference", reference},
           {"hypervolume", store::FlatTable::real(result.hypervolume)},
           {all ? "trials" : "front", store::to_json(rows(result, all))}};

@@ -12,7 +12,7 @@ namespace comera::pareto {
 // The summary line: counts, reference point and hypervolume.
 std::string front_summary(const FrontResult& result);
 
-// all: every finished trial with a "front" column ("*" on the front); else the front only.
+// all: every complete trial with a "front" column ("*" on the front); else the front only.
 void write_front_text(std::ostream& out, const FrontResult& result, bool all);
 void write_front_csv(std::ostream& out, const FrontResult& result, bool all);
 nlohmann::json front_json(const FrontResult& result, bool all);

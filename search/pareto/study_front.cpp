@@ -81,8 +81,8 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
   for (size_t r : filter_rows(all, query.where)) {
     const auto& row = all.rows[r];
     const std::string s = row[state].get<std::string>();
-    if (s != "complete" && s != "diverged") {
-      ++result.unfinished;
+    if (s != "complete") {
+      ++result.left_out[s];
       continue;
     }
     std::vector<nlohmann::json> cells;

@@ -1,6 +1,7 @@
 #pragma once
-// The Pareto front of a study's finished trials (complete or diverged) under chosen objectives,
-// with its hypervolume: what `comera pareto` prints and plots.
+// The Pareto front of a study's complete trials under chosen objectives, with its hypervolume:
+// what `comera pareto` prints and plots. Diverged, failed and unfinished trials are left out
+// (a diverged trial's objectives are those of its last good epoch, not of a result).
 #include "search/pareto/front_plot.h"
 #include "search/pareto/hypervolume.h"
 #include "search/pareto/row_filter.h"
@@ -9,6 +10,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -24,14 +26,14 @@ struct FrontQuery {
 struct FrontResult {
   std::string study;
   std::vector<store::Objective> objectives;
-  // One row per finished trial meeting the conditions: trial, kind, state, the point's labels,
+  // One row per complete trial meeting the conditions: trial, kind, state, the point's labels,
   // the objectives asked for, then the trial's other recorded objectives.
   store::FlatTable trials;
   std::vector<Point> values;       // per row, the objectives asked for, as recorded
   std::vector<bool> on_front;      // per row
   Point reference;                 // as recorded (not negated)
   double hypervolume = 0;
-  size_t unfinished = 0;           // trials meeting the conditions that are not finished
+  std::map<std::string, size_t> left_out;  // other trials meeting the conditions, by state
   nlohmann::json published;        // the study spec's published figures
 };
 

@@ -10,6 +10,7 @@
 
 #include <array>
 #include <cstdio>
+#include <functional>
 #include <random>
 
 namespace comera::store {
@@ -74,6 +75,47 @@ void mark_running(SQLite::Database& db, int64_t trial_id, const std::string& wor
   update.exec();
 }
 
+// The lowest-numbered queued trial of the study (among `ids` when given), marked running.
+std::optional<Trial> claim_next(ResultsDb& db, int64_t study_id, const std::vector<int64_t>* ids,
+                                const std::string& worker, const Environment& env) {
+  std::string among;
+  if (ids) {
+    if (ids->empty()) return std::nullopt;
+    for (int64_t id : *ids) among += (among.empty() ? "" : ",") + std::to_string(id);
+    among = " AND id IN (" + among + ")";
+  }
+  const auto id = db.write([&]() -> std::optional<int64_t> {
+    SQLite::Statement next(db.sql(), "SELECT id FROM trials WHERE study_id = ? AND state = "
+                                     "'queued'" + among + " ORDER BY number LIMIT 1");
+    next.bind(1, study_id);
+    if (!next.executeStep()) return std::nullopt;
+    const int64_t trial_id = next.getColumn(0).getInt64();
+    mark_running(db.sql(), trial_id, worker, env);
+    return trial_id;
+  });
+  if (!id) return std::nullopt;
+  return load_trial(db, *id);
+}
+
+// Back to the queue: drops the partial results of the trials matched by `where` (over trials,
+// parameters bound by `bind`) and clears their run columns; caller holds the write transaction.
+int requeue_where(SQLite::Database& db, const std::string& where,
+                  const std::function<void(SQLite::Statement&)>& bind) {
+  for (const char* table : {"epochs", "layer_ranks", "objectives"}) {
+    SQLite::Statement drop(db, std::string("DELETE FROM ") + table +
+                                   " WHERE trial_id IN (SELECT id FROM trials WHERE " + where + ")");
+    bind(drop);
+    drop.exec();
+  }
+  SQLite::Statement update(
+      db, "UPDATE trials SET state = 'queued', started_at = NULL, ended_at = NULL, "
+          "heartbeat_at = NULL, error = NULL, worker = NULL, git_commit = NULL, "
+          "git_dirty = NULL, torch_version = NULL, device = NULL, threads = NULL, "
+          "host = NULL WHERE " + where);
+  bind(update);
+  return update.exec();
+}
+
 }  // namespace
 
 std::string default_worker_id() {
@@ -103,18 +145,13 @@ std::vector<int64_t> enqueue_trials(ResultsDb& db, const Study& study,
 
 std::optional<Trial> claim_next_trial(ResultsDb& db, int64_t study_id, const std::string& worker,
                                       const Environment& env) {
-  const auto id = db.write([&]() -> std::optional<int64_t> {
-    SQLite::Statement next(db.sql(),
-                           "SELECT id FROM trials WHERE study_id = ? AND state = 'queued' "
-                           "ORDER BY number LIMIT 1");
-    next.bind(1, study_id);
-    if (!next.executeStep()) return std::nullopt;
-    const int64_t trial_id = next.getColumn(0).getInt64();
-    mark_running(db.sql(), trial_id, worker, env);
-    return trial_id;
-  });
-  if (!id) return std::nullopt;
-  return load_trial(db, *id);
+  return claim_next(db, study_id, nullptr, worker, env);
+}
+
+std::optional<Trial> claim_next_trial_among(ResultsDb& db, int64_t study_id,
+                                            const std::vector<int64_t>& ids,
+                                            const std::string& worker, const Environment& env) {
+  return claim_next(db, study_id, &ids, worker, env);
 }
 
 Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& worker,
@@ -193,21 +230,19 @@ int mark_stale_trials(ResultsDb& db, double max_age_s) {
 
 int requeue_failed(ResultsDb& db, int64_t study_id) {
   return db.write([&] {
-    for (const char* table : {"epochs", "layer_ranks", "objectives"}) {
-      SQLite::Statement drop(db.sql(), std::string("DELETE FROM ") + table +
-                                           " WHERE trial_id IN (SELECT id FROM trials WHERE "
-                                           "study_id = ? AND state = 'failed')");
-      drop.bind(1, study_id);
-      drop.exec();
-    }
-    SQLite::Statement update(
-        db.sql(),
-        "UPDATE trials SET state = 'queued', started_at = NULL, ended_at = NULL, "
-        "heartbeat_at = NULL, error = NULL, worker = NULL, git_commit = NULL, "
-        "git_dirty = NULL, torch_version = NULL, device = NULL, threads = NULL, "
-        "host = NULL WHERE study_id = ? AND state = 'failed'");
-    update.bind(1, study_id);
-    return update.exec();
+    return requeue_where(db.sql(), "study_id = ? AND state = 'failed'",
+                         [&](SQLite::Statement& s) { s.bind(1, study_id); });
+  });
+}
+
+bool requeue_trial(ResultsDb& db, int64_t trial_id, TrialState state, const std::string& worker) {
+  return db.write([&] {
+    return requeue_where(db.sql(), "id = ? AND state = ? AND worker = ?",
+                         [&](SQLite::Statement& s) {
+                           s.bind(1, trial_id);
+                           s.bind(2, to_string(state));
+                           s.bind(3, worker);
+                         }) == 1;
   });
 }
 

@@ -27,6 +27,12 @@ std::vector<int64_t> enqueue_trials(ResultsDb& db, const Study& study,
 std::optional<Trial> claim_next_trial(ResultsDb& db, int64_t study_id, const std::string& worker,
                                       const Environment& env);
 
+// The same among the given trial ids only (a shard's share of a study); nullopt when none of
+// them is queued.
+std::optional<Trial> claim_next_trial_among(ResultsDb& db, int64_t study_id,
+                                            const std::vector<int64_t>& ids,
+                                            const std::string& worker, const Environment& env);
+
 // A `comera train` run: a new running trial of the "runs" study (created on demand), a repeat of
 // an earlier config getting the next replica number.
 Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& worker,
@@ -49,5 +55,9 @@ int mark_stale_trials(ResultsDb& db, double max_age_s);
 
 // Puts the study's failed trials back in the queue, dropping their partial results.
 int requeue_failed(ResultsDb& db, int64_t study_id);
+
+// Puts one trial back in the queue, dropping its partial results, if it is still in `state` under
+// `worker` (a trial interrupted by a kill, or whose worker process is gone); false otherwise.
+bool requeue_trial(ResultsDb& db, int64_t trial_id, TrialState state, const std::string& worker);
 
 }  // namespace comera::store

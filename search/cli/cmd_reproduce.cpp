@@ -1,0 +1,90 @@
+// `comera reproduce NAME`: runs one of the paper's tables (scaled down, or --full) as a sweep and
+// prints our figures beside the published ones; the table also goes to results/reproduce/.
+#include "core/training/progress.h"
+#include "core/util/error.h"
+#include "search/cli/command.h"
+#include "search/reproduce/comparison_table.h"
+#include "search/reproduce/paper_spec.h"
+#include "search/sweep/sweep_runner.h"
+#include "search/sweep/sweep_spec.h"
+
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <sstream>
+
+namespace comera::cli {
+namespace {
+
+int run(int argc, char** argv) {
+  auto options = make_options(
+      "reproduce",
+      "Reproduce one of the paper's tables (experiments/paper/NAME.json): runs its sweep, scaled\n"
+      "down to minutes on 2 cores by default or in the paper's configuration with --full, then\n"
+      "prints our figures beside the published ones and writes the table as markdown. Running\n"
+      "it again resumes the sweep.");
+  options.add_options()("name", "Table name (file in experiments/paper/) or a spec path",
+                        cxxopts::value<std::string>())(
+      "full", "The paper's full configuration (hours to days on a CPU)")(
+      "db", "Results database (default results/reproduce/NAME[_full].db)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "reference", "Published figures (paper_reference.json)",
+      cxxopts::value<std::string>()->default_value(sweep::default_reference_file()))(
+      "out", "Markdown table (default results/reproduce/NAME[_full].md)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "list", "List the tables")(
+      "quiet", "No per-step progress line");
+  options.parse_positional({"name"});
+  options.positional_help("NAME");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  const auto& r = *parsed;
+  if (r.count("list") || !r.count("name")) {
+    for (const auto& name : reproduce::list_paper_specs())
+      std::cout << name << "  " << reproduce::load_paper_spec(name).title << "\n";
+    return r.count("list") ? 0 : 1;
+  }
+  const auto spec = reproduce::load_paper_spec(r["name"].as<std::string>());
+  const bool full = r.count("full") > 0;
+  const std::string stem = "results/reproduce/" + spec.name + (full ? "_full" : "");
+  const std::string db_file = r["db"].as<std::string>().empty() ? stem + ".db" : r["db"].as<std::string>();
+  const std::string md_file = r["out"].as<std::string>().empty() ? stem + ".md" : r["out"].as<std::string>();
+  const std::string reference = r["reference"].as<std::string>();
+
+  const std::string run_note =
+      full ? std::string("the paper's configuration (--full)")
+           : "scaled down: " + (spec.scaled_note.empty() ? std::string("nothing") : spec.scaled_note) +
+                 " (--full runs the paper's configuration)";
+  std::cerr << spec.title << "\nrun: " << run_note << std::endl;
+  const auto sweep_spec = sweep::parse_sweep_spec(reproduce::sweep_json(spec, full), spec.file, reference);
+  sweep::SweepOptions so;
+  so.db_path = db_file;
+  so.progress = !r.count("quiet");
+  const auto report = sweep::run_sweep(sweep_spec, so);
+  std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
+            << report.ran << " in " << format_duration(report.seconds) << std::endl;
+
+  auto db = store::ResultsDb::open(db_file, store::ResultsDb::Mode::ReadOnly);
+  sweep::PublishedFigures figures(reference);
+  const auto table = reproduce::comparison_table(db, spec, figures);
+  std::cout << "\n" << spec.title << "\n(" << run_note << ")\n\n";
+  reproduce::write_text(std::cout, table);
+  for (const auto& note : spec.notes) std::cout << "- " << note << "\n";
+
+  std::filesystem::create_directories(std::filesystem::absolute(md_file).parent_path());
+  std::ofstream md(md_file);
+  if (!md) throw Error("cannot write " + md_file + " (check the folder is writable, or give --out)");
+  md << "# " << spec.title << "\n\nRun: " << run_note << ". Trials: " << sweep::describe_states(report)
+     << ", in `" << db_file << "` (study `" << spec.name << "`). Published figures: `" << reference
+     << "`.\n\n";
+  reproduce::write_markdown(md, table);
+  if (!spec.notes.empty()) md << "\n";
+  for (const auto& note : spec.notes) md << "- " << note << "\n";
+  std::cerr << "wrote " << md_file << std::endl;
+  return report.states.count("failed") ? 1 : 0;
+}
+
+Register reg("reproduce", "Reproduce a table of the paper beside the published figures", run);
+
+}  // namespace
+}  // namespace comera::cli

@@ -1,0 +1,105 @@
+// `comera sweep SPEC`: runs a sweep's trials into a results database (resumable, shardable, safe
+// with several processes on one database), then prints the study's Pareto front.
+#include "core/training/progress.h"
+#include "core/util/error.h"
+#include "search/cli/command.h"
+#include "search/cli/db_option.h"
+#include "search/pareto/front_report.h"
+#include "search/store/flat_table.h"
+#include "search/sweep/sweep_runner.h"
+#include "search/sweep/trial_expansion.h"
+
+#include <iostream>
+
+namespace comera::cli {
+namespace {
+
+// The trials a run would claim, without running anything.
+int list_trials(const sweep::SweepSpec& spec, const sweep::Shard& shard, bool json) {
+  const auto configs = sweep::expand_trials(spec);
+  const auto positions = sweep::shard_positions(configs.size(), shard);
+  nlohmann::json rows = nlohmann::json::array();
+  store::FlatTable table;
+  table.columns = {"position", "kind", "point"};
+  for (size_t p : positions) {
+    rows.push_back(configs[p]);
+    std::string point;
+    for (const auto& [key, value] : configs[p]["point"].items())
+      point += (point.empty() ? "" : " ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+    table.rows.push_back({p + 1, configs[p]["kind"], point});
+  }
+  if (json) {
+    std::cout << rows.dump(2) << "\n";
+    return 0;
+  }
+  std::cout << "sweep " << spec.name << ": " << configs.size() << " trials";
+  if (shard.count > 1) std::cout << ", " << positions.size() << " in shard " << shard.index << "/" << shard.count;
+  std::cout << "\n\n";
+  store::write_text(std::cout, table);
+  return 0;
+}
+
+int run(int argc, char** argv) {
+  auto options = make_options(
+      "sweep",
+      "Run a sweep spec's trials into a results database. Running the same command again\n"
+      "resumes: finished trials are kept, trials of a killed process are run again, trials of\n"
+      "a silent worker elsewhere are marked failed. Several processes (or machines, with\n"
+      "--shard and `comera merge`) may share the work.");
+  add_db_option(options);
+  options.add_options()("spec", "Sweep spec (JSON), e.g. experiments/sweeps/quickstart.json",
+                        cxxopts::value<std::string>())(
+      "shard", "Run only shard i of N (1-based), e.g. 2/4", cxxopts::value<std::string>()->default_value("1/1"))(
+      "retry-failed", "Queue the failed trials again first")(
+      "stale-after", "Seconds without a heartbeat after which a running trial is failed",
+      cxxopts::value<double>()->default_value("300"))(
+      "max-trials", "Run at most this many trials, then stop (0: all)",
+      cxxopts::value<int64_t>()->default_value("0"))(
+      "reference", "Published figures for the spec's JSON pointers",
+      cxxopts::value<std::string>()->default_value(sweep::default_reference_file()))(
+      "plot", "Also draw the study's Pareto front into this PNG", cxxopts::value<std::string>()->default_value(""))(
+      "no-front", "Do not print the Pareto front at the end")(
+      "dry-run", "List this shard's trials and exit")(
+      "quiet", "No per-step progress line")(
+      "json", "With --dry-run: the trial configs as JSON");
+  options.parse_positional({"spec"});
+  options.positional_help("SPEC");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  const auto& r = *parsed;
+  if (!r.count("spec"))
+    throw Error("give a sweep spec, e.g. comera sweep experiments/sweeps/quickstart.json --db results/quickstart.db");
+  const auto spec = sweep::load_sweep_spec(r["spec"].as<std::string>(), r["reference"].as<std::string>());
+  const auto shard = sweep::parse_shard(r["shard"].as<std::string>());
+  if (r.count("dry-run")) return list_trials(spec, shard, r.count("json") > 0);
+
+  sweep::SweepOptions so;
+  so.db_path = db_path(r);
+  so.shard = shard;
+  so.retry_failed = r.count("retry-failed") > 0;
+  so.stale_after_s = r["stale-after"].as<double>();
+  so.max_trials = r["max-trials"].as<int64_t>();
+  so.progress = !r.count("quiet");
+  const auto report = sweep::run_sweep(spec, so);
+  std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
+            << report.ran << " in " << format_duration(report.seconds) << std::endl;
+
+  const bool any_complete = report.states.count("complete") > 0;
+  if (!r.count("no-front") && any_complete) {
+    auto db = store::ResultsDb::open(so.db_path, store::ResultsDb::Mode::ReadOnly);
+    const auto front = pareto::study_front(db, {spec.name, "", {}, {}});
+    std::cout << "\n";
+    pareto::write_front_text(std::cout, front, false);
+    const std::string png = r["plot"].as<std::string>();
+    if (!png.empty()) {
+      pareto::write_png(pareto::front_plot(front), png);
+      std::cerr << "wrote " << png << std::endl;
+    }
+  }
+  return report.states.count("failed") ? 1 : 0;
+}
+
+Register reg("sweep", "Run a sweep spec's trials (resumable, shardable, concurrent)", run);
+
+}  // namespace
+}  // namespace comera::cli

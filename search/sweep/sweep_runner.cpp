@@ -1,0 +1,124 @@
+#include "search/sweep/sweep_runner.h"
+
+#include "core/training/progress.h"
+#include "search/environment.h"
+#include "search/store/canonical_json.h"
+#include "search/store/trial_queue.h"
+#include "search/sweep/trial_expansion.h"
+#include "search/sweep/trial_runner.h"
+#include "search/sweep/worker_liveness.h"
+
+#include <algorithm>
+#include <chrono>
+#include <iostream>
+#include <set>
+
+namespace comera::sweep {
+
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) {
+  return std::chrono::duration<double>(Clock::now() - t).count();
+}
+
+// "late loss_target=1 size_ratio=0.5 seed=0"
+std::string describe_point(const nlohmann::json& config) {
+  std::string text = config.value("kind", "");
+  const nlohmann::json point = config.value("point", nlohmann::json::object());
+  for (const auto& [key, value] : point.items())
+    text += " " + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
+  return text;
+}
+
+// Running trials of the study whose worker process on this host is gone go back to the queue.
+size_t requeue_orphans(store::ResultsDb& db, const std::string& study) {
+  size_t count = 0;
+  for (const auto& t : store::list_trials(db, study))
+    if (t.state == store::TrialState::Running && local_worker_gone(t.worker) &&
+        store::requeue_trial(db, t.id, store::TrialState::Running, t.worker)) {
+      std::cerr << "trial " << t.number << " was interrupted (its worker " << t.worker
+                << " is gone): back in the queue" << std::endl;
+      ++count;
+    }
+  return count;
+}
+
+}  // namespace
+
+std::string describe_states(const SweepReport& report) {
+  std::string text = std::to_string(report.trials) + " trials";
+  const char* order[] = {"complete", "diverged", "failed", "killed", "running", "queued"};
+  std::string parts;
+  for (const char* state : order) {
+    const auto it = report.states.find(state);
+    if (it != report.states.end() && it->second > 0)
+      parts += (parts.empty() ? "" : ", ") + std::to_string(it->second) + " " + state;
+  }
+  return parts.empty() ? text : text + ": " + parts;
+}
+
+SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  const auto start = Clock::now();
+  const auto configs = expand_trials(spec);
+  std::vector<nlohmann::json> mine;
+  for (size_t p : shard_positions(configs.size(), options.shard)) mine.push_back(configs[p]);
+
+  SweepReport report;
+  report.study = spec.name;
+  report.trials = mine.size();
+  auto db = store::ResultsDb::open(options.db_path);
+  const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
+  if (store::canonical_json(study.spec) != store::canonical_json(spec.source))
+    std::cerr << "note: study " << spec.name << " in " << db.path()
+              << " was made from a different spec; its trials are kept and new ones added"
+              << std::endl;
+  const auto ids = store::enqueue_trials(db, study, mine);
+
+  report.requeued = requeue_orphans(db, spec.name);
+  report.stale = static_cast<size_t>(store::mark_stale_trials(db, options.stale_after_s));
+  if (report.stale)
+    std::cerr << report.stale << " running trial(s) had no heartbeat for " << options.stale_after_s
+              << " s: marked failed (--retry-failed runs them again)" << std::endl;
+  if (options.retry_failed) report.retried = static_cast<size_t>(store::requeue_failed(db, study.id));
+
+  const std::string worker = store::default_worker_id();
+  const Environment env = current_environment();
+  TrialRunner runner(options.progress);
+  const std::set<int64_t> id_set(ids.begin(), ids.end());
+  auto queued = [&] {
+    size_t n = 0;
+    for (const auto& t : store::list_trials(db, spec.name))
+      n += id_set.count(t.id) && t.state == store::TrialState::Queued;
+    return n;
+  };
+  std::cerr << "sweep " << spec.name << ": " << mine.size() << " trials"
+            << (options.shard.count > 1 ? " in shard " + std::to_string(options.shard.index) +
+                                              "/" + std::to_string(options.shard.count)
+                                        : std::string())
+            << ", " << queued() << " to run, results in " << db.path() << std::endl;
+
+  while (options.max_trials <= 0 || static_cast<int64_t>(report.ran) < options.max_trials) {
+    auto trial = store::claim_next_trial_among(db, study.id, ids, worker, env);
+    if (!trial) {
+      // A worker that died meanwhile leaves its trial to us.
+      if (requeue_orphans(db, spec.name) > 0) continue;
+      break;
+    }
+    const auto trial_start = Clock::now();
+    std::cerr << "[" << spec.name << "] trial " << trial->number << ": "
+              << describe_point(trial->config) << " (" << queued() << " more queued)" << std::endl;
+    const auto state = runner.run(db, *trial, worker);
+    ++report.ran;
+    std::cerr << "[" << spec.name << "] trial " << trial->number << " " << store::to_string(state)
+              << " in " << format_duration(seconds_since(trial_start)) << std::endl;
+  }
+
+  for (const auto& t : store::list_trials(db, spec.name))
+    if (id_set.count(t.id)) ++report.states[store::to_string(t.state)];
+  report.seconds = seconds_since(start);
+  return report;
+}
+
+}  // namespace comera::sweep

@@ -1,0 +1,40 @@
+#pragma once
+// `comera sweep`: puts a sweep's trials (this shard's) in the study's queue, recovers trials of
+// dead workers, then claims and runs queued trials one at a time until none of this shard's is
+// left. Any number of processes may run the same sweep on one database: claims are atomic, so
+// no trial runs twice, and a re-run resumes where the last one stopped.
+#include "search/sweep/shard.h"
+#include "search/sweep/sweep_spec.h"
+
+#include <cstdint>
+#include <map>
+#include <string>
+
+namespace comera::sweep {
+
+struct SweepOptions {
+  std::string db_path;
+  Shard shard;
+  bool retry_failed = false;     // put failed trials back in the queue first
+  double stale_after_s = 300;    // a running trial without a heartbeat this long is failed
+  int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
+  bool progress = true;          // the trainer's progress line
+};
+
+struct SweepReport {
+  std::string study;
+  size_t trials = 0;             // this shard's trials
+  size_t ran = 0;                // trials this process ran
+  size_t requeued = 0;           // interrupted trials (worker gone) put back in the queue
+  size_t stale = 0;              // running trials declared failed for want of a heartbeat
+  size_t retried = 0;            // failed trials re-queued by retry_failed
+  std::map<std::string, size_t> states;  // this shard's trials by state at the end
+  double seconds = 0;
+};
+
+SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options);
+
+// "12 trials: 10 complete, 1 diverged, 1 queued".
+std::string describe_states(const SweepReport& report);
+
+}  // namespace comera::sweep

@@ -1,0 +1,139 @@
+#include "search/sweep/trial_expansion.h"
+
+#include "core/training/experiment.h"
+#include "core/util/error.h"
+#include "core/util/random.h"
+#include "search/sweep/shape_choices.h"
+
+#include <cmath>
+#include <cstdio>
+#include <set>
+
+namespace comera::sweep {
+
+namespace {
+
+using Point = std::vector<const Choice*>;  // one choice per axis, in axis order
+
+// Uniform in [0, 1) from 53 random bits (the same on every standard library).
+double unit(Rng& rng) { return static_cast<double>(rng.below(uint64_t{1} << 53)) * 0x1p-53; }
+
+// Four significant digits: sampled settings read well in tables and hash stably.
+double round4(double x) {
+  char text[32];
+  std::snprintf(text, sizeof text, "%.4g", x);
+  return std::stod(text);
+}
+
+Choice sample(const Axis& axis, Rng& rng) {
+  if (!axis.range) return axis.choices[rng.below(axis.choices.size())];
+  const Range& r = *axis.range;
+  const double u = unit(rng);
+  const double x = round4(r.log ? std::exp(std::log(r.min) + u * (std::log(r.max) - std::log(r.min)))
+                                 : r.min + u * (r.max - r.min));
+  return {{{axis.label, x}}, {{axis.path, x}}};
+}
+
+bool is_target(const Axis& axis) { return axis.name.rfind("targets", 0) == 0; }
+
+enum class Kind { Dense, Early, Point };
+
+// The trial config of a point seen as `kind`: which axes apply, and which sections go.
+nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) {
+  nlohmann::json experiment = spec.base, label = nlohmann::json::object();
+  for (size_t i = 0; i < spec.axes.size(); ++i) {
+    const Axis& axis = spec.axes[i];
+    if ((kind == Kind::Dense && !axis.dense_too) || (kind == Kind::Early && is_target(axis)))
+      continue;
+    for (const auto& [path, value] : axis.also.items()) set_path(experiment, path, value);
+    for (const auto& [path, value] : point[i]->patch.items()) set_path(experiment, path, value);
+    label.update(point[i]->label);
+  }
+  if (label.contains(kRankCapLabel)) cap_ranks(experiment, label[kRankCapLabel].get<int64_t>());
+  auto& training = experiment["training"];
+  if (kind == Kind::Early && training.contains("late_stage")) {
+    // The early stage alone, as long as it runs in the late-stage trials.
+    const auto& late = training["late_stage"];
+    if (late.value("start_step", 0) == 0 && late.value("start_epoch", 0) > 0)
+      training["epochs"] = late["start_epoch"];
+  }
+  if (kind != Kind::Point) training.erase("late_stage");
+  if (kind == Kind::Dense) experiment["model"].erase("tensorized");
+  const bool tensorized = !experiment["model"].value("tensorized", nlohmann::json::object()).empty();
+  const bool late = experiment["training"].contains("late_stage");
+  const char* name = !tensorized ? "dense" : late ? "late" : "early";
+  nlohmann::json trial = {{"kind", name},
+                          {"point", label},
+                          {"seed", experiment["training"].value("seed", int64_t{0})},
+                          {"experiment", experiment}};
+  if (spec.step)
+    trial["step"] = {{"length", spec.step->length}, {"warmup", spec.step->warmup},
+                     {"repeats", spec.step->repeats}};
+  return trial;
+}
+
+// Every combination, the first axis outermost.
+std::vector<Point> grid(const SweepSpec& spec) {
+  std::vector<Point> points;
+  std::vector<size_t> at(spec.axes.size(), 0);
+  for (;;) {
+    Point p;
+    for (size_t i = 0; i < at.size(); ++i) p.push_back(&spec.axes[i].choices[at[i]]);
+    points.push_back(p);
+    size_t i = at.size();
+    while (i > 0 && ++at[i - 1] == spec.axes[i - 1].choices.size()) at[--i] = 0;
+    if (i == 0) return points;
+  }
+}
+
+// `trials` distinct draws of the other axes (kept in `draws`, which the points point into),
+// each run under every seed (seeds outermost).
+std::vector<Point> random_points(const SweepSpec& spec, std::vector<std::vector<Choice>>& draws) {
+  Rng rng(spec.sampling.seed);
+  std::set<std::string> seen;
+  const int64_t attempts = 50 * spec.sampling.trials;
+  for (int64_t a = 0; a < attempts && static_cast<int64_t>(draws.size()) < spec.sampling.trials; ++a) {
+    std::vector<Choice> draw;
+    nlohmann::json key = nlohmann::json::array();
+    for (size_t i = 1; i < spec.axes.size(); ++i) {
+      draw.push_back(sample(spec.axes[i], rng));
+      key.push_back(draw.back().label);
+    }
+    if (seen.insert(key.dump()).second) draws.push_back(draw);
+  }
+  std::vector<Point> points;
+  for (const auto& seed : spec.axes[0].choices)
+    for (const auto& draw : draws) {
+      Point p{&seed};
+      for (const auto& choice : draw) p.push_back(&choice);
+      points.push_back(p);
+    }
+  return points;
+}
+
+}  // namespace
+
+std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
+  std::vector<std::vector<Choice>> draws;
+  const auto points = spec.sampling.random ? random_points(spec, draws) : grid(spec);
+  std::vector<nlohmann::json> trials;
+  std::set<std::string> seen;
+  auto add = [&](const Point& p, Kind kind) {
+    auto trial = make_trial(spec, p, kind);
+    if (!seen.insert(trial.dump()).second) return;
+    try {
+      parse_experiment(trial["experiment"]);
+    } catch (const Error& e) {
+      throw Error("sweep " + spec.name + ", trial " + trial["point"].dump() + ": " + e.what());
+    }
+    trials.push_back(std::move(trial));
+  };
+  if (spec.dense_baseline)
+    for (const auto& p : points) add(p, Kind::Dense);
+  if (spec.early_baseline)
+    for (const auto& p : points) add(p, Kind::Early);
+  for (const auto& p : points) add(p, Kind::Point);
+  return trials;
+}
+
+}  // namespace comera::sweep

@@ -1,0 +1,22 @@
+#pragma once
+// The trials of a sweep, in a fixed order that every process and machine computes alike (what
+// sharding and resuming rely on).
+#include "search/sweep/sweep_spec.h"
+
+#include <nlohmann/json.hpp>
+
+#include <vector>
+
+namespace comera::sweep {
+
+// Each trial's config, as stored in the results database:
+//   {"kind": "dense" | "early" | "late", "point": {axis labels}, "seed": s, "experiment": {...}}
+// plus "step": {"length", "warmup", "repeats"} when the sweep measures single steps.
+// A dense baseline has no tensorized layers and no late stage; an early-stage baseline has no
+// late stage and stops where the late stage would start (training.late_stage.start_epoch).
+// Order: dense baselines, early-stage baselines, then the points (grid order with the first axis
+// outermost and the targets innermost, or the random draws), each list without repeats. Every
+// experiment is validated; an invalid one throws comera::Error naming its point.
+std::vector<nlohmann::json> expand_trials(const SweepSpec& spec);
+
+}  // namespace comera::sweep

@@ -1,0 +1,307 @@
+// Sweep runs on tiny trials (a one-layer d_model 8 model, a few steps on the MNLI fixtures):
+// resuming, interrupted and stale trials, retries, a real `comera sweep` killed mid-trial and run
+// again, two concurrent processes on one database, and shards. Checks read the database through
+// plain SQL, not the store's readers.
+#include "core/util/error.h"
+#include "search/store/epoch_metrics.h"
+#include "search/store/trial_queue.h"
+#include "search/sweep/sweep_runner.h"
+#include "search/sweep/trial_expansion.h"
+#include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <chrono>
+#include <fstream>
+#include <set>
+#include <thread>
+
+using namespace comera;
+using namespace comera::sweep;
+using Catch::Matchers::Contains;
+using comera::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// A sweep of a tiny model on the fixture pairs: dense and early baselines and `targets` late
+// trials, each `epochs` epochs of two steps.
+json tiny_sweep(int epochs, std::vector<double> ratios = {0.5}) {
+  json experiment = {
+      {"name", "tiny"},
+      {"model",
+       {{"vocab", 30522}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
+        {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0},
+        {"tensorized",
+         {{"embedding", {{"vocab_modes", {32, 32, 30}}, {"emb_modes", {2, 2, 2}}, {"ranks", 2}}},
+          {"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 2}}}}}}},
+      {"training",
+       {{"epochs", epochs}, {"batch_size", 2}, {"eval_batch_size", 8}, {"seed", 1},
+        {"late_stage", {{"start_epoch", epochs / 2}, {"loss_target", 0.5}, {"size_ratio", 0.5}}}}},
+      {"data",
+       {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"},
+        {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}}};
+  return {{"name", "tiny"},
+          {"base", experiment},
+          {"axes", {{"targets", {{"loss", {0.5}}, {"size_ratio", ratios}}}}},
+          {"baselines", {"dense", "early"}}};
+}
+
+struct Row {
+  int64_t number, attempts, epochs;
+  std::string state, worker, ended_at;
+};
+
+// Trials of the database by number, read with plain SQL.
+std::vector<Row> read_rows(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY, 5000);
+  SQLite::Statement q(db,
+                      "SELECT number, attempts, (SELECT COUNT(*) FROM epochs e WHERE e.trial_id = "
+                      "t.id), state, COALESCE(worker, ''), COALESCE(ended_at, '') FROM trials t "
+                      "ORDER BY number");
+  std::vector<Row> rows;
+  while (q.executeStep())
+    rows.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
+                    q.getColumn(2).getInt64(), q.getColumn(3).getString(),
+                    q.getColumn(4).getString(), q.getColumn(5).getString()});
+  return rows;
+}
+
+// Trial 2 is the early-stage baseline, which stops where the late stage starts.
+int64_t expected_epochs(const Row& row, int epochs) { return row.number == 2 ? epochs / 2 : epochs; }
+
+SweepOptions quiet_options(const std::string& db) {
+  SweepOptions o;
+  o.db_path = db;
+  o.progress = false;
+  return o;
+}
+
+std::string write_spec(const TempDir& dir, const json& spec) {
+  const std::string file = dir.file("tiny.json");
+  std::ofstream(file) << spec.dump(2);
+  return file;
+}
+
+}  // namespace
+
+TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating", "[sweep]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(tiny_sweep(2, {0.5, 0.2}));
+  auto options = quiet_options(dir.file("r.db"));
+  options.max_trials = 2;
+  const auto first = run_sweep(spec, options);
+  CHECK(first.trials == 4);
+  CHECK(first.ran == 2);
+  CHECK(first.states == std::map<std::string, size_t>{{"complete", 2}, {"queued", 2}});
+
+  options.max_trials = 0;
+  const auto second = run_sweep(spec, options);
+  CHECK(second.ran == 2);
+  CHECK(describe_states(second) == "4 trials: 4 complete");
+  const auto rows = read_rows(dir.file("r.db"));
+  REQUIRE(rows.size() == 4);
+  for (const auto& r : rows) {
+    CHECK(r.state == "complete");
+    CHECK(r.attempts == 1);
+    CHECK(r.epochs == expected_epochs(r, 2));
+  }
+  // Nothing left: a third run claims nothing and changes nothing.
+  CHECK(run_sweep(spec, options).ran == 0);
+  CHECK(read_rows(dir.file("r.db"))[3].ended_at == rows[3].ended_at);
+
+  SQLite::Database db(dir.file("r.db"), SQLite::OPEN_READONLY);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM objectives WHERE name IN ('eval_loss', 'size', "
+                      "'accuracy', 'compression')").getInt() == 16);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM layer_ranks").getInt() > 0);
+  CHECK(db.execAndGet("SELECT json_extract(config, '$.kind') FROM trials WHERE number = 1")
+            .getString() == "dense");
+}
+
+TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-failed", "[sweep]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(tiny_sweep(1));
+  const std::string path = dir.file("r.db");
+  std::string dead_worker;
+  {
+    auto db = store::ResultsDb::open(path);
+    const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
+    store::enqueue_trials(db, study, expand_trials(spec));
+    // Trial 1: a process of this host that has exited (its pid is free again).
+    const pid_t child = fork();
+    if (child == 0) _exit(0);
+    waitpid(child, nullptr, 0);
+    dead_worker = store::default_worker_id();
+    dead_worker = dead_worker.substr(0, dead_worker.rfind(':') + 1) + std::to_string(child);
+    store::claim_next_trial(db, study.id, dead_worker, current_environment());
+    // Trial 2: a worker elsewhere that went silent.
+    store::claim_next_trial(db, study.id, "elsewhere:1", current_environment());
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  auto options = quiet_options(path);
+  options.stale_after_s = 0.01;
+  const auto report = run_sweep(spec, options);
+  CHECK(report.requeued == 1);
+  CHECK(report.stale == 1);
+  CHECK(report.states == std::map<std::string, size_t>{{"complete", 2}, {"failed", 1}});
+  auto rows = read_rows(path);
+  CHECK(rows[0].state == "complete");
+  CHECK(rows[0].attempts == 2);
+  CHECK(rows[0].worker != dead_worker);
+  CHECK(rows[1].state == "failed");
+
+  options.retry_failed = true;
+  const auto retried = run_sweep(spec, options);
+  CHECK(retried.retried == 1);
+  CHECK(retried.ran == 1);
+  rows = read_rows(path);
+  CHECK(rows[1].state == "complete");
+  CHECK(rows[1].attempts == 2);
+}
+
+TEST_CASE("the queue: claims among a shard's ids, single-trial re-queue", "[sweep][store]") {
+  TempDir dir;
+  auto db = store::ResultsDb::open(dir.file("q.db"));
+  const auto study = store::create_or_get_study(db, "q", json::object(), "eval_loss:min");
+  const auto ids = store::enqueue_trials(db, study, {{{"i", 1}}, {{"i", 2}}, {{"i", 3}}});
+  const auto env = current_environment();
+  CHECK_FALSE(store::claim_next_trial_among(db, study.id, {}, "w", env));
+  const auto third = store::claim_next_trial_among(db, study.id, {ids[2], ids[0]}, "w", env);
+  REQUIRE(third);
+  CHECK(third->id == ids[0]);  // lowest number first
+  CHECK(store::claim_next_trial_among(db, study.id, {ids[2], ids[0]}, "w", env)->id == ids[2]);
+  CHECK_FALSE(store::claim_next_trial_among(db, study.id, {ids[2], ids[0]}, "w", env));
+  store::record_epoch(db, ids[2], {0, 1, "early", {{"eval_loss", 1.0}}, ""});
+  CHECK_FALSE(store::requeue_trial(db, ids[2], store::TrialState::Running, "other"));
+  CHECK_FALSE(store::requeue_trial(db, ids[2], store::TrialState::Failed, "w"));
+  CHECK(store::requeue_trial(db, ids[2], store::TrialState::Running, "w"));
+  CHECK(db.sql().execAndGet("SELECT state FROM trials WHERE id = " + std::to_string(ids[2]))
+            .getString() == "queued");
+  CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM epochs").getInt() == 0);
+}
+
+TEST_CASE("comera sweep killed mid-trial resumes: nothing lost, nothing twice", "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const int epochs = 30;
+  const std::string spec = write_spec(dir, tiny_sweep(epochs));
+  const std::string db = dir.file("k.db");
+  const std::vector<std::string> args = {"sweep", spec, "--db", db, "--quiet", "--no-front"};
+  const pid_t pid = comera::testing::spawn_cli(args, dir.file("first.log"));
+  REQUIRE(pid > 0);
+  // Kill it once trial 1 is done and trial 2 has recorded a few epochs.
+  bool mid_trial = false;
+  for (int i = 0; i < 1200 && !mid_trial; ++i) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(25));
+    if (!std::ifstream(db)) continue;
+    try {
+      const auto rows = read_rows(db);
+      mid_trial = rows.size() == 3 && rows[0].state == "complete" && rows[1].state == "running" &&
+                  rows[1].epochs >= 3;
+    } catch (const std::exception&) {
+      // The schema may not be there yet.
+    }
+  }
+  ::kill(pid, SIGKILL);
+  comera::testing::wait_cli(pid);
+  REQUIRE(mid_trial);
+  const auto before = read_rows(db);
+  REQUIRE(before[1].state == "running");
+  REQUIRE(before[1].epochs < expected_epochs(before[1], epochs));
+
+  const auto again = comera::testing::run_cli("sweep " + spec + " --db " + db + " --quiet --no-front");
+  INFO(again.output);
+  CHECK(again.status == 0);
+  CHECK_THAT(again.output, Contains("trial 2 was interrupted"));
+  const auto after = read_rows(db);
+  REQUIRE(after.size() == 3);  // no duplicate trial
+  CHECK(after[0].ended_at == before[0].ended_at);  // the complete one kept, not re-run
+  CHECK(after[0].attempts == 1);
+  CHECK(after[1].attempts == 2);  // the interrupted one redone, from scratch
+  for (const auto& r : after) {
+    CHECK(r.state == "complete");
+    CHECK(r.epochs == expected_epochs(r, epochs));
+  }
+}
+
+TEST_CASE("two comera sweep processes on one database run every trial exactly once",
+          "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(4, {0.8, 0.5, 0.3, 0.2}));
+  const std::string db = dir.file("c.db");
+  const std::vector<std::string> args = {"sweep", spec, "--db", db, "--quiet", "--no-front"};
+  const pid_t a = comera::testing::spawn_cli(args, dir.file("a.log"));
+  const pid_t b = comera::testing::spawn_cli(args, dir.file("b.log"));
+  CHECK(comera::testing::wait_cli(a) == 0);
+  CHECK(comera::testing::wait_cli(b) == 0);
+  const auto rows = read_rows(db);
+  REQUIRE(rows.size() == 6);
+  std::set<std::string> workers;
+  for (const auto& r : rows) {
+    CHECK(r.state == "complete");
+    CHECK(r.attempts == 1);
+    CHECK(r.epochs == expected_epochs(r, 4));
+    workers.insert(r.worker);
+  }
+  CHECK(workers.size() <= 2);
+}
+
+TEST_CASE("shards: deterministic, disjoint and complete, merged back into one study",
+          "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(1, {0.8, 0.5, 0.3, 0.2}));
+  auto listing = [&](const std::string& shard) {
+    const auto r = comera::testing::run_cli("sweep " + spec + " --dry-run --json --shard " + shard);
+    REQUIRE(r.status == 0);
+    std::set<std::string> configs;
+    for (const auto& c : json::parse(r.output)) configs.insert(c.dump());
+    return configs;
+  };
+  const auto all = listing("1/1");
+  CHECK(all.size() == 6);
+  std::set<std::string> joined;
+  size_t total = 0;
+  for (const char* shard : {"1/3", "2/3", "3/3"}) {
+    const auto part = listing(shard);
+    CHECK(part.size() == 2);
+    total += part.size();
+    joined.insert(part.begin(), part.end());
+  }
+  CHECK(total == all.size());  // disjoint
+  CHECK(joined == all);        // complete
+  CHECK(listing("2/3") == listing("2/3"));  // the same in every process
+
+  // Two "machines", one shard each, merged.
+  for (const char* shard : {"1/2", "2/2"}) {
+    const auto r = comera::testing::run_cli("sweep " + spec + " --quiet --no-front --shard " + shard +
+                                            " --db " + dir.file(std::string("s") + shard[0] + ".db"));
+    INFO(r.output);
+    CHECK(r.status == 0);
+    CHECK(read_rows(dir.file(std::string("s") + shard[0] + ".db")).size() == 3);
+  }
+  const auto merged = comera::testing::run_cli("merge " + dir.file("s1.db") + " " + dir.file("s2.db") +
+                                               " -o " + dir.file("m.db"));
+  INFO(merged.output);
+  CHECK(merged.status == 0);
+  const auto rows = read_rows(dir.file("m.db"));
+  CHECK(rows.size() == 6);
+  for (const auto& r : rows) CHECK(r.state == "complete");
+  // Running the whole sweep on the merged file finds nothing left to do.
+  const auto rerun = comera::testing::run_cli("sweep " + spec + " --quiet --db " + dir.file("m.db"));
+  CHECK_THAT(rerun.output, Contains("0 to run") && Contains("6 trials: 6 complete; ran 0"));
+}
