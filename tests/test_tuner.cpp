@@ -79,6 +79,15 @@ TEST_CASE("the tuner keeps the merged path unless a plan beats it by the margin"
   CHECK(decide(cs, {timed(twenty), timed(mostly), timed(12), timed(1)}, 0.03) == 0);
 }
 
+TEST_CASE("the tuner takes the fastest of the plans that beat the merged path", "[tuner]") {
+  const std::vector<Candidate> cs{named(kMerged), named("a"), named("b"), named(kDense, true)};
+  int fastest = -1;
+  // a is the fastest by median but faster than the merged path in only 4 of 5 rounds.
+  CHECK(decide(cs, {timed(10), timed({5, 5, 20, 5, 5}), timed(8), timed(1)}, 0.03, &fastest) == 2);
+  CHECK(fastest == 1);
+  CHECK(decide(cs, {timed(10), timed({5, 5, 9, 5, 5}), timed(8), timed(1)}, 0.03) == 1);
+}
+
 TEST_CASE("token counts fall into power-of-two buckets", "[tuner]") {
   CHECK(token_bucket(1) == 1);
   CHECK(token_bucket(3) == 4);

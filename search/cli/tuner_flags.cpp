@@ -15,7 +15,7 @@ void add_tuner_flags(cxxopts::Options& options) {
       "budget-ms", "Timed work per case (fewer repeats for big cases)",
       cxxopts::value<double>()->default_value("3000"))(
       "min-repeats", "Timed runs per candidate at least", cxxopts::value<int>()->default_value("5"))(
-      "max-repeats", "Timed runs per candidate at most", cxxopts::value<int>()->default_value("100"))(
+      "max-repeats", "Timed runs per candidate at most", cxxopts::value<int>()->default_value("400"))(
       "clock", "wall, or cpu (process CPU time: steadier on a shared machine)",
       cxxopts::value<std::string>()->default_value("wall"))(
       "dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"));

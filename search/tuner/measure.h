@@ -24,7 +24,7 @@ struct MeasureOptions {
   double slow_ms = 100;   // a run this long counts as warm already
   int min_repeats = 5;    // timed runs of each candidate still in the race (the decision's
                           // sign test needs 5 to call a plan faster than the merged path)
-  int max_repeats = 100;
+  int max_repeats = 400;  // sub-ms cases: runs vary by ±25% on a loaded machine
   double budget_ms = 3000;  // timed work per case, spread over the repeats
   double abandon = 3;       // slower than this × the fastest first run: timed once only
   int rotate = 3;           // distinct input sets, used in turn

@@ -51,10 +51,11 @@ struct TuneResult {
   nlohmann::json to_json() const;
 };
 
-// The fastest choosable candidate (by median) if it beats "merged" by more than the noise: its
-// median time ratio to "merged" over the rounds they shared is below 1 - margin, and it was the
-// faster one in significantly many of those rounds (one-sided sign test, p <= 0.05; so at least
-// 5 rounds). Else "merged".
+// "merged" unless plans beat it by more than the noise: their median time ratio to "merged"
+// over the rounds they shared is below 1 - margin, and they were the faster in significantly
+// many of those rounds (one-sided sign test, p <= 0.05; so at least 5 rounds). Then the fastest
+// of those (by median).
+// *fastest: the fastest choosable candidate by median.
 int decide(const std::vector<Candidate>& candidates, const std::vector<Measurement>& measured,
            double margin, int* fastest = nullptr);
 
