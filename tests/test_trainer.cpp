@@ -87,7 +87,7 @@ std::string temp_path(const std::string& name) {
 
 TrainerOptions quiet(const std::string& checkpoint = "") {
   TrainerOptions o;
-  o.progress = false;
+  o.progress = o.log_epochs = false;
   o.checkpoint = checkpoint;
   return o;
 }
@@ -410,4 +410,27 @@ TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
       const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
       for (size_t i = 0; i < a.size(); ++i) CHECK(at::allclose(a[i], b[i], tol, tol));
     }
+}
+
+TEST_CASE("training learns a learnable task", "[trainer]") {
+  // label = first token of the pair mod 3: learnable through [CLS] attention.
+  const auto train = synthetic_pairs(240, 1), eval = synthetic_pairs(60, 2);
+  auto model = parse_model_config(nlohmann::json{
+      {"vocab", 50}, {"d_model", 32}, {"heads", 2}, {"layers", 1}, {"ffn", 64},
+      {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0},
+      {"tensorized",
+       {{"embedding", {{"vocab_modes", {4, 4, 4}}, {"emb_modes", {2, 4, 4}}, {"ranks", 8}}},
+        {"attention", {{"in_modes", {8, 4}}, {"out_modes", {4, 8}}, {"ranks", 8}}},
+        {"ffn_in", {{"in_modes", {8, 4}}, {"out_modes", {8, 8}}, {"ranks", 8}}},
+        {"ffn_out", {{"in_modes", {8, 8}}, {"out_modes", {4, 8}}, {"ranks", 8}}}}}});
+  TrainConfig c;
+  c.epochs = 8;
+  c.batch_size = 16;
+  c.optimizer.lr_cores = c.optimizer.lr_other = 5e-3;
+  c.early.gamma = 0;
+  Trainer t(model, c, train, eval, quiet());
+  const auto r = t.run();
+  INFO("first eval loss " << r.epochs.front().eval_loss << ", last " << r.epochs.back().eval_loss);
+  CHECK(r.epochs.back().eval_loss < 0.5 * r.epochs.front().eval_loss);
+  CHECK(r.epochs.back().accuracy > 0.8);
 }

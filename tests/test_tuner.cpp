@@ -28,12 +28,17 @@ Candidate named(const std::string& name, bool reference = false) {
   return c;
 }
 
-Measurement timed(double ms) {
+// Timed runs (in rounds shared with the other candidates); the median as measure() takes it.
+Measurement timed(std::vector<double> runs) {
   Measurement m;
-  m.total_ms = ms;
-  m.repeats = 3;
+  m.runs_ms = runs;
+  std::sort(runs.begin(), runs.end());
+  m.total_ms = runs[runs.size() / 2];
+  m.repeats = static_cast<int>(runs.size());
   return m;
 }
+
+Measurement timed(double ms) { return timed({ms, ms, ms, ms, ms}); }
 
 // A quick tuner: tiny budget, few candidates.
 TunerOptions quick() {
@@ -59,6 +64,19 @@ TEST_CASE("the tuner keeps the merged path unless a plan beats it by the margin"
   CHECK(fastest == 2);
   Measurement skipped;  // a candidate that was not run is never chosen
   CHECK(decide(cs, {timed(10), skipped, timed(12), timed(1)}, 0.03) == 0);
+  // Faster by the median, but in only 4 of 5 shared rounds (sign test p = 6/32): noise, the
+  // merged path stays; 5 of 5 (p = 1/32) is a win.
+  const Measurement merged = timed(10);
+  CHECK(decide(cs, {merged, timed({5, 5, 20, 5, 5}), timed(12), timed(1)}, 0.03, &fastest) == 0);
+  CHECK(fastest == 1);
+  CHECK(decide(cs, {merged, timed({5, 5, 9, 5, 5}), timed(12), timed(1)}, 0.03) == 1);
+  // 3 rounds can never show it; 15 of 20 rounds (p = 0.021) can.
+  CHECK(decide(cs, {timed({10, 10, 10}), timed({5, 5, 5}), timed(12), timed(1)}, 0.03) == 0);
+  std::vector<double> twenty(20, 10.0), mostly(20, 9.0);
+  for (int i = 0; i < 5; ++i) mostly[i] = 11;
+  CHECK(decide(cs, {timed(twenty), timed(mostly), timed(12), timed(1)}, 0.03) == 1);
+  for (int i = 5; i < 7; ++i) mostly[i] = 11;  // 13 of 20: p = 0.13
+  CHECK(decide(cs, {timed(twenty), timed(mostly), timed(12), timed(1)}, 0.03) == 0);
 }
 
 TEST_CASE("token counts fall into power-of-two buckets", "[tuner]") {

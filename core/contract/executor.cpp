@@ -2,12 +2,14 @@
 
 #include "core/contract/tt_network.h"
 #include "core/util/error.h"
+#include "core/util/threads.h"
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
 
 #include <algorithm>
 #include <functional>
+#include <optional>
 #include <unordered_map>
 
 namespace comera::contract {
@@ -16,6 +18,10 @@ namespace {
 
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
+
+// Contractions below this many multiply-adds run on one thread: a parallel region is a barrier
+// that costs more than it saves on small GEMMs (and far more on a busy machine).
+constexpr double kSerialMacs = 1 << 21;
 
 bool has(const std::vector<int>& v, int x) { return std::find(v.begin(), v.end(), x) != v.end(); }
 
@@ -79,6 +85,8 @@ class Contractor {
           if (!best_a || cost < best) best_a = &oa, best_b = &ob, best_ab = ab, best = cost;
         }
       }
+    std::optional<ThreadLimit> serial;
+    if (elements(a.labels, b.labels) * elements(ca) < kSerialMacs) serial.emplace(1);
     const at::Tensor ma = matrix(a, *best_a, false), mb = matrix(b, *best_b, true);
     Labeled out{best_ab ? at::mm(ma, mb) : at::mm(mb.t(), ma.t()), output(*best_a, *best_b, best_ab)};
     out.t = out.t.view(sizes(out.labels));

@@ -7,14 +7,17 @@
 
 namespace comera {
 
-ProgressLine::ProgressLine(bool enabled) : enabled_(enabled), tty_(isatty(fileno(stderr)) != 0) {}
+ProgressLine::ProgressLine(bool live, bool lines)
+    : live_(live), lines_(lines), tty_(isatty(fileno(stderr)) != 0) {}
+
+bool ProgressLine::due() const {
+  const auto every = tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
+  return live_ && std::chrono::steady_clock::now() - last_ >= every;
+}
 
 void ProgressLine::update(const std::string& text, bool force) {
-  if (!enabled_) return;
-  const auto now = std::chrono::steady_clock::now();
-  const auto every = tty_ ? std::chrono::milliseconds(200) : std::chrono::milliseconds(10000);
-  if (!force && now - last_ < every) return;
-  last_ = now;
+  if (!live_ || (!force && !due())) return;
+  last_ = std::chrono::steady_clock::now();
   if (tty_) {
     std::string padded = text;
     if (padded.size() < width_) padded.resize(width_, ' ');
@@ -26,8 +29,8 @@ void ProgressLine::update(const std::string& text, bool force) {
 }
 
 void ProgressLine::finish(const std::string& text) {
-  if (!enabled_) return;
-  if (tty_) {
+  if (!lines_) return;
+  if (live_ && tty_) {
     update(text, true);
     std::cerr << std::endl;
     width_ = 0;

@@ -8,14 +8,17 @@ namespace comera {
 
 class ProgressLine {
  public:
-  explicit ProgressLine(bool enabled);
+  // live: redraw the line as work goes on; lines: print finished lines (both go to stderr).
+  ProgressLine(bool live, bool lines);
+  // Whether update() would draw now (so callers build the text only then).
+  bool due() const;
   // Rate-limited; `force` draws now.
   void update(const std::string& text, bool force = false);
   // Leaves the line on screen and starts a new one.
   void finish(const std::string& text);
 
  private:
-  bool enabled_, tty_;
+  bool live_, lines_, tty_;
   size_t width_ = 0;
   std::chrono::steady_clock::time_point last_{};
 };

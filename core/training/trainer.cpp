@@ -180,7 +180,7 @@ std::string Trainer::progress_text(int64_t batches, int64_t end_step,
 
 RunResult Trainer::run() {
   RunResult result;
-  ProgressLine progress(options_.progress);
+  ProgressLine progress(options_.progress, options_.log_epochs);
   const auto run_start = Clock::now();
   const int64_t batches = (train_.size() + config_.batch_size - 1) / config_.batch_size;
   int64_t total_steps = batches * config_.epochs;
@@ -230,8 +230,9 @@ RunResult Trainer::run() {
         truncate_model(*model_, optimizer_.get(), trunc.fold);
       if (config_.checkpoint_every_steps > 0 && state_.step % config_.checkpoint_every_steps == 0)
         save();
-      progress.update(progress_text(static_cast<int64_t>(order.size()), end_step,
-                                    state_.step_seconds / static_cast<double>(state_.steps)));
+      if (progress.due())
+        progress.update(progress_text(static_cast<int64_t>(order.size()), end_step,
+                                      state_.step_seconds / static_cast<double>(state_.steps)));
       if (options_.on_step) options_.on_step();
     }
     const bool partial = stop && state_.step_in_epoch < static_cast<int64_t>(order.size());
@@ -239,8 +240,8 @@ RunResult Trainer::run() {
     // Not at a partial stop: a resumed run must follow the uninterrupted one exactly.
     if (trunc.when == TruncateWhen::Epoch && !partial)
       truncate_model(*model_, optimizer_.get(), trunc.fold);
-    progress.update(progress_text(static_cast<int64_t>(order.size()), end_step,
-                                  state_.step_seconds / static_cast<double>(std::max<int64_t>(1, state_.steps))),
+    progress.update("epoch " + std::to_string(state_.epoch + 1) + ": evaluating on " +
+                        std::to_string(eval_.size()) + " examples...",
                     true);
     auto metrics = epoch_metrics(partial, seconds_since(run_start));
     char line[256];

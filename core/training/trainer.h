@@ -26,7 +26,8 @@ struct TrainerOptions {
   // > 0: stop (resumably) once this many steps are done in total; unlike training.max_steps
   // the learning-rate schedule still spans the configured run.
   int64_t stop_at_step = 0;
-  bool progress = true;         // progress line on stderr
+  bool progress = true;         // live progress line on stderr
+  bool log_epochs = true;       // one summary line per epoch on stderr
   int64_t memory_baseline = -1;  // bytes of RSS counted as idle; -1: measured at construction
   // Called after each epoch's checkpoint is written.
   std::function<void(const EpochMetrics&)> on_epoch;

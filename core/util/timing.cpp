@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <ctime>
 
 namespace comera {
 
@@ -28,6 +29,12 @@ Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats) 
   t.min_ms = *std::min_element(ms.begin(), ms.end());
   t.max_ms = *std::max_element(ms.begin(), ms.end());
   return t;
+}
+
+double process_cpu_ms() {
+  timespec t{};
+  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
+  return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
 }  // namespace comera

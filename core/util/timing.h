@@ -16,4 +16,8 @@ Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats);
 
 double median(std::vector<double> values);
 
+// Process CPU time (all threads), in ms: on a shared machine it tells the work done apart from
+// time spent waiting for a core, which wall time mixes in.
+double process_cpu_ms();
+
 }  // namespace comera

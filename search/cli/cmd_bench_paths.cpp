@@ -1,7 +1,7 @@
 // `comera bench paths`: per layer shape, rank and token count, every candidate contraction
 // plan's model cost and measured forward+backward time, the tuner's choice, the fastest, the
-// merged path and dense; then an independent re-measurement of the choice against the merged
-// path, the fastest and dense.
+// merged path and dense; then a second, independent tuning run that times the first run's
+// choice again against the merged path, the fastest and dense.
 #include "core/formats/tt_shape.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
@@ -69,35 +69,26 @@ void print_case(const nlohmann::json& rec) {
               rec["fastest"]["name"].get<std::string>().c_str(), ms(rec["fastest"]).c_str(),
               ms(rec["merged"]).c_str(), ms(rec["dense"]).c_str());
   if (!v.is_null())
-    std::printf("  re-measured: chosen %s ms, merged %s ms, fastest %s (%s ms), dense %s ms\n",
+    std::printf("  second run: chosen %s ms, merged %s ms, fastest %s (%s ms), dense %s ms\n",
                 ms(v["chosen"]).c_str(), ms(v["merged"]).c_str(),
                 v["fastest"]["name"].get<std::string>().c_str(), ms(v["fastest"]).c_str(),
                 ms(v["dense"]).c_str());
   std::fflush(stdout);
 }
 
-// Times the choice, the merged path, the fastest and dense again, on fresh inputs.
-nlohmann::json verify(const tuner::TuneResult& r, at::ScalarType dtype, tuner::MeasureOptions options) {
-  std::vector<int> picks;
-  for (int i : {r.chosen, r.merged, r.fastest, r.dense})
-    if (i >= 0 && std::find(picks.begin(), picks.end(), i) == picks.end()) picks.push_back(i);
-  std::vector<tuner::Candidate> subset;
-  for (int i : picks) subset.push_back(r.candidates[i]);
-  options.seed += 1;
-  options.abandon = INFINITY;
-  const auto m = tuner::measure(subset, r.shape, r.tokens, dtype, options);
-  tuner::TuneResult again = r;
-  again.candidates = subset;
-  again.measured = m;
-  auto at = [&](int original) {
-    return static_cast<int>(std::find(picks.begin(), picks.end(), original) - picks.begin());
-  };
-  again.chosen = at(r.chosen);
-  again.merged = at(r.merged);
-  again.dense = r.dense >= 0 ? at(r.dense) : -1;
-  tuner::decide(again.candidates, again.measured, 0, &again.fastest);
-  auto j = again.to_json();
-  return {{"chosen", j["chosen"]}, {"merged", j["merged"]}, {"fastest", j["fastest"]}, {"dense", j["dense"]}};
+// A second, independent tuning run on fresh inputs: how the first run's choice fares there
+// against the merged path, the fastest candidate and dense.
+nlohmann::json verify(const tuner::TuneResult& first, at::ScalarType dtype, tuner::TunerOptions options) {
+  options.measure.seed += 1;
+  const auto again = tuner::tune(first.shape, first.tokens, dtype, options);
+  int chosen = -1;
+  for (size_t i = 0; i < again.candidates.size(); ++i)
+    if (again.candidates[i].text == first.candidates[first.chosen].text) chosen = static_cast<int>(i);
+  return {{"chosen", again.entry_json(chosen)},
+          {"merged", again.entry_json(again.merged)},
+          {"fastest", again.entry_json(again.fastest)},
+          {"dense", again.entry_json(again.dense)},
+          {"chosen_again", again.entry_json(again.chosen)}};
 }
 
 int run(int argc, char** argv) {
@@ -110,7 +101,7 @@ int run(int argc, char** argv) {
       "ranks", "Uniform interior ranks (capped at their bounds)",
       cxxopts::value<std::vector<int64_t>>()->default_value("8,16,30,64"))(
       "tokens", "Token counts B", cxxopts::value<std::vector<int64_t>>()->default_value("1,32,4096,16384"))(
-      "no-verify", "Skip the independent re-measurement")("json", "One JSON record per case");
+      "no-verify", "Skip the second, independent tuning run")("json", "One JSON record per case");
   add_tuner_flags(options);
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -124,7 +115,7 @@ int run(int argc, char** argv) {
   for (int64_t b : tokens)
     if (b < 1) throw Error("--tokens: every token count must be >= 1");
   std::cerr << "bench paths: " << at::get_num_threads() << " threads, " << tuner::dtype_name(dtype)
-            << ", budget " << topts.measure.budget_ms << " ms per case (big cases get fewer repeats; "
+            << ", " << r["clock"].as<std::string>() << " clock, budget " << topts.measure.budget_ms << " ms per case (big cases get fewer repeats; "
             << "candidates " << topts.measure.abandon << "x slower than the best first run are timed once)\n";
   nlohmann::json records = nlohmann::json::array();
   const size_t total = layers.size() * ranks.size() * tokens.size();
@@ -141,7 +132,8 @@ int run(int argc, char** argv) {
         auto rec = result.to_json();
         rec["layer"] = layer.name;
         rec["threads"] = at::get_num_threads();
-        rec["verify"] = r.count("no-verify") ? nlohmann::json() : verify(result, dtype, topts.measure);
+        rec["clock"] = r["clock"].as<std::string>();
+        rec["verify"] = r.count("no-verify") ? nlohmann::json() : verify(result, dtype, topts);
         if (!json) print_case(rec);
         records.push_back(rec);
       }

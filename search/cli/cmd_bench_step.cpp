@@ -1,4 +1,5 @@
-// `comera bench step`: median time and peak memory of a full training step, tensorized or dense.
+// `comera bench step`: median time and peak memory of a full training step, tensorized or dense,
+// or both side by side at several batch sizes (--compare).
 #include "core/training/experiment.h"
 #include "core/training/step_benchmark.h"
 #include "core/util/error.h"
@@ -8,27 +9,90 @@
 
 #include <cstdio>
 #include <iostream>
+#include <sstream>
 
 namespace comera::cli {
 namespace {
 
+std::vector<int64_t> parse_list(const std::string& text) {
+  std::vector<int64_t> out;
+  std::stringstream in(text);
+  std::string item;
+  while (std::getline(in, item, ','))
+    try {
+      out.push_back(std::stoll(item));
+    } catch (const std::exception&) {
+      throw Error("--batches: '" + item + "' is not a number (write e.g. 1,8,32)");
+    }
+  if (out.empty()) throw Error("--batches is empty (write e.g. 1,8,32)");
+  return out;
+}
+
+// One measurement in a child process of this binary, so each peak is its own.
+nlohmann::json measure_in_child(const std::string& args) {
+  const std::string command = "/proc/self/exe bench step --json " + args;
+  FILE* pipe = popen(command.c_str(), "r");
+  if (!pipe) throw Error("cannot run " + command);
+  std::string out;
+  char buf[4096];
+  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
+  if (pclose(pipe) != 0) throw Error("`comera bench step " + args + "` failed (run it alone to see why)");
+  return nlohmann::json::parse(out);
+}
+
+int compare(const cxxopts::ParseResult& r) {
+  std::ostringstream common;
+  common << "--config '" << r["config"].as<std::string>() << "' --seq " << r["seq"].as<int64_t>()
+         << " --warmup " << r["warmup"].as<int>() << " --repeats " << r["repeats"].as<int>()
+         << " --threads " << r["threads"].as<int>();
+  nlohmann::json rows = nlohmann::json::array();
+  for (const auto batch : parse_list(r["batches"].as<std::string>())) {
+    const std::string args = common.str() + " --batch " + std::to_string(batch);
+    std::cerr << "batch " << batch << ": tensorized..." << std::endl;
+    const auto tt = measure_in_child(args);
+    std::cerr << "batch " << batch << ": dense..." << std::endl;
+    const auto dense = measure_in_child(args + " --dense");
+    rows.push_back({{"batch", batch}, {"tensorized", tt}, {"dense", dense},
+                    {"speedup", dense["median_ms"].get<double>() / tt["median_ms"].get<double>()},
+                    {"memory_ratio",
+                     dense["peak_mem_mb"].get<double>() / std::max(1e-9, tt["peak_mem_mb"].get<double>())}});
+  }
+  if (r.count("json")) {
+    std::cout << rows.dump(2) << std::endl;
+    return 0;
+  }
+  std::printf("| batch | tensorized ms/step | dense ms/step | speed-up | tensorized peak MB | dense peak MB | memory ratio |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|\n");
+  for (const auto& row : rows)
+    std::printf("| %lld | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx |\n",
+                static_cast<long long>(row["batch"].get<int64_t>()),
+                row["tensorized"]["median_ms"].get<double>(), row["dense"]["median_ms"].get<double>(),
+                row["speedup"].get<double>(), row["tensorized"]["peak_mem_mb"].get<double>(),
+                row["dense"]["peak_mem_mb"].get<double>(), row["memory_ratio"].get<double>());
+  return 0;
+}
+
 int run(int argc, char** argv) {
   auto options = make_options(
       "bench step",
-      "Median wall time and peak memory of one full training step (forward, loss with the size\n"
-      "terms, backward, AdamW step) on random token ids. Run once with and once without --dense\n"
-      "to compare the tensorized build with the dense build of the same architecture.");
+      "Median wall time and peak memory (process RSS above the idle baseline) of one full\n"
+      "training step (forward, loss with the size terms, backward, AdamW step) on random token\n"
+      "ids. --dense builds every layer dense; --compare measures both builds at each of --batches,\n"
+      "each in its own process, and prints a table.");
   options.add_options()("config", "Experiment file",
                         cxxopts::value<std::string>()->default_value("experiments/mnli_six_encoder.json"))(
       "batch", "Sequences per step", cxxopts::value<int64_t>()->default_value("8"))(
       "seq", "Tokens per sequence", cxxopts::value<int64_t>()->default_value("128"))(
       "dense", "Build every layer dense")(
+      "compare", "Tensorized vs dense at each of --batches")(
+      "batches", "Batch sizes for --compare", cxxopts::value<std::string>()->default_value("1,8,32"))(
       "warmup", "Unmeasured steps first", cxxopts::value<int>()->default_value("2"))(
       "repeats", "Measured steps", cxxopts::value<int>()->default_value("5"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
+  if (r.count("compare")) return compare(r);
   auto e = load_experiment(r["config"].as<std::string>());
   const bool dense = r.count("dense") > 0;
   if (dense) e.model = e.model.dense();
@@ -61,7 +125,7 @@ int run(int argc, char** argv) {
   return 0;
 }
 
-Register reg("bench step", "Time a full training step, tensorized vs dense (--dense)", run);
+Register reg("bench step", "Time a full training step, tensorized vs dense (--dense, --compare)", run);
 
 }  // namespace
 }  // namespace comera::cli

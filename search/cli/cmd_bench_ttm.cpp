@@ -17,7 +17,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <ctime>
 #include <cstdio>
 #include <functional>
 #include <iostream>
@@ -78,14 +77,6 @@ struct Measured {
   double cpu_ms = 0;  // median process CPU time per step (all threads)
   int64_t held_bytes = 0, peak_bytes = 0;
 };
-
-// Process CPU time: on a shared machine it tells the work done apart from time spent waiting
-// for a core, which wall time mixes in.
-double process_cpu_ms() {
-  timespec t{};
-  clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
-  return t.tv_sec * 1e3 + t.tv_nsec / 1e6;
-}
 
 Measured measure(const Method& m, const at::Tensor& ids, const at::Tensor& grad, int warmup,
                  int repeats) {

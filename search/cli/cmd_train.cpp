@@ -10,6 +10,8 @@
 #include "search/environment.h"
 #include "search/store/trials.h"
 #include "search/training/trial_recorder.h"
+#include "search/tuner/layer_tokens.h"
+#include "search/tuner/tuner.h"
 
 #include <nlohmann/json.hpp>
 #include <unistd.h>
@@ -71,7 +73,9 @@ int run(int argc, char** argv) {
       "train-limit", "Use only the first N training examples", cxxopts::value<int64_t>())(
       "eval-limit", "Use only the first N evaluation examples", cxxopts::value<int64_t>())(
       "dense", "Train the same architecture with every layer dense (the baseline)")(
-      "quiet", "No progress line")(
+      "tune", "Measure contraction plans that the database has no choice for (else only stored "
+              "choices are used, from `comera tune`)")(
+      "quiet", "No live progress line (epoch summaries are still printed)")(
       "json", "Print the run's result and per-epoch metrics as JSON");
   add_db_option(options);
   auto parsed = parse(options, argc, argv);
@@ -111,11 +115,16 @@ int run(int argc, char** argv) {
   // The trial is made once the trainer is built (a bad config or checkpoint makes none).
   std::unique_ptr<store::ResultsDb> db;
   std::unique_ptr<TrialRecorder> recorder;
-  to.on_epoch = [&recorder](const EpochMetrics& m) {
+  // Contraction plans per TT layer; set again after steps and epochs, where truncation may
+  // have shrunk ranks (cheap: choices are cached per key).
+  std::function<void()> plan_layers;
+  to.on_epoch = [&](const EpochMetrics& m) {
     if (recorder) recorder->epoch(m);
+    if (plan_layers) plan_layers();
   };
-  to.on_step = [&recorder] {
+  to.on_step = [&] {
     if (recorder) recorder->heartbeat();
+    if (plan_layers) plan_layers();
   };
   Trainer trainer(e.model, e.training, data.train, data.eval, to);
   const auto size = model_size(*trainer.model());
@@ -148,6 +157,17 @@ int run(int argc, char** argv) {
     recorder = std::make_unique<TrialRecorder>(*db, link->trial, worker);
     std::cerr << "recording as trial " << link->trial << " in " << db->path() << std::endl;
   }
+  tuner::TunerOptions topts;
+  topts.measure_missing = r.count("tune") > 0;
+  tuner::Tuner plans(topts, db.get(), current_environment());
+  plans.set_progress([](const std::string& what) { std::cerr << "  " << what << std::endl; });
+  int planned = 0;
+  plan_layers = [&] { planned = plans.apply(*trainer.model(), tuner::layer_tokens(e)); };
+  plan_layers();
+  std::cerr << "contraction plans: " << planned << " TT layers off the merged path ("
+            << (topts.measure_missing ? "measured where not stored" : "stored choices only") << ")"
+            << std::endl;
+
   RunResult result;
   try {
     result = trainer.run();

@@ -1,6 +1,10 @@
-// `comera tune`: tunes the contraction plan of a TT layer spec, or of every TT layer of an
-// experiment config, at a token count, and stores the choices in the results database.
+// `comera tune`: tunes the contraction plan of a TT layer spec at given token counts, or of every
+// TT layer of an experiment config at the token counts training gives it, and stores the choices
+// in the results database.
 #include "core/formats/tt_shape.h"
+#include "core/layers/tt_linear.h"
+#include "core/models/transformer.h"
+#include "core/training/experiment.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
@@ -8,33 +12,59 @@
 #include "search/environment.h"
 #include "search/store/results_db.h"
 #include "search/tuner/tuner.h"
+#include "search/tuner/layer_tokens.h"
 #include "search/tuner/tuning_key.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
 #include <iostream>
+#include <set>
 
 namespace comera::cli {
 namespace {
 
-struct LayerSpec {
+struct LayerCase {
   std::string name;
   TTShape shape;
+  int64_t tokens = 0;
 };
 
-std::vector<LayerSpec> layer_specs(const cxxopts::ParseResult& r) {
+// Every TT layer of the experiment's model, with the tokens it sees in training.
+std::vector<LayerCase> experiment_cases(const std::string& file) {
+  const auto e = load_experiment(file);
+  const Transformer model(e.model);
+  const auto tokens = tuner::layer_tokens(e);
+  std::vector<LayerCase> out;
+  for (const auto& item : model->named_modules())
+    if (const auto* tt = dynamic_cast<const TTLinearImpl*>(item.value().get()))
+      out.push_back({item.key(), tt->shape(), tokens(item.key())});
+  if (out.empty()) throw Error(file + ": the model has no TT layers to tune (model.tensorized)");
+  return out;
+}
+
+std::vector<LayerCase> cases(const cxxopts::ParseResult& r) {
+  if (r.count("config")) return experiment_cases(r["config"].as<std::string>());
   if (!r.count("in-modes") || !r.count("out-modes"))
-    throw Error("give a layer (--in-modes 12,8,8 --out-modes 8,8,12 and --ranks or --rank)");
+    throw Error("give --config experiments/x.json, or a layer (--in-modes 12,8,8 --out-modes 8,8,12 "
+                "and --ranks or --rank)");
   const auto in = r["in-modes"].as<std::vector<int64_t>>();
   const auto out = r["out-modes"].as<std::vector<int64_t>>();
-  if (r.count("ranks")) return {{"layer", TTShape(in, out, r["ranks"].as<std::vector<int64_t>>())}};
-  return {{"layer", TTShape::uniform(in, out, r["rank"].as<int64_t>())}};
+  const TTShape shape = r.count("ranks") ? TTShape(in, out, r["ranks"].as<std::vector<int64_t>>())
+                                         : TTShape::uniform(in, out, r["rank"].as<int64_t>());
+  std::vector<LayerCase> list;
+  for (int64_t b : r["tokens"].as<std::vector<int64_t>>()) {
+    if (b < 1) throw Error("--tokens: every token count must be >= 1");
+    list.push_back({"layer", shape, b});
+  }
+  return list;
 }
 
 int run(int argc, char** argv) {
   auto options = make_options("tune", "Tune and store the contraction plan of TT layers");
-  options.add_options()("in-modes", "Layer input modes (e.g. 12,8,8)", cxxopts::value<std::vector<int64_t>>())(
+  options.add_options()("config", "Experiment file: tune every TT layer of its model",
+                        cxxopts::value<std::string>())(
+      "in-modes", "Layer input modes (e.g. 12,8,8)", cxxopts::value<std::vector<int64_t>>())(
       "out-modes", "Layer output modes (e.g. 8,8,12)", cxxopts::value<std::vector<int64_t>>())(
       "ranks", "Full rank list with boundary 1s (e.g. 1,12,30,30,30,12,1)",
       cxxopts::value<std::vector<int64_t>>())(
@@ -50,10 +80,7 @@ int run(int argc, char** argv) {
   auto topts = tuner_options(r);
   topts.reuse_stored = !r.count("retune");
   const auto dtype = dtype_option(r);
-  const auto specs = layer_specs(r);
-  const auto tokens = r["tokens"].as<std::vector<int64_t>>();
-  for (int64_t b : tokens)
-    if (b < 1) throw Error("--tokens: every token count must be >= 1");
+  const auto list = cases(r);
 
   auto db = store::ResultsDb::open(db_path(r));
   const Environment env = current_environment();
@@ -61,23 +88,23 @@ int run(int argc, char** argv) {
   tuner.set_progress([](const std::string& what) { std::cerr << "  " << what << std::endl; });
   std::cerr << "tune: " << env.fingerprint() << ", database " << db.path() << "\n";
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& spec : specs)
-    for (int64_t b : tokens) {
-      const auto choice = tuner.choose(spec.shape, b, dtype);
-      nlohmann::json row{{"layer", spec.name},
-                         {"shape", spec.shape.str()},
-                         {"tokens", b},
-                         {"token_bucket", tuner::token_bucket(b)},
-                         {"dtype", tuner::dtype_name(dtype)},
-                         {"choice", choice.text},
-                         {"median_ms", choice.median_ms},
-                         {"stored", choice.stored}};
-      rows.push_back(row);
-      if (!r.count("json"))
-        std::printf("%-10s %-36s B~%-6lld %s  %.3f ms  (%s)\n", spec.name.c_str(),
-                    spec.shape.str().c_str(), static_cast<long long>(tuner::token_bucket(b)),
-                    choice.text.c_str(), choice.median_ms, choice.stored ? "stored" : "measured now");
-    }
+  std::set<std::string> seen;  // keys already reported: repeated layers share one choice
+  for (const auto& c : list) {
+    const auto choice = tuner.choose(c.shape, c.tokens, dtype);
+    const bool again = !seen.insert(c.shape.str() + "|" + std::to_string(tuner::token_bucket(c.tokens))).second;
+    rows.push_back({{"layer", c.name},
+                    {"shape", c.shape.str()},
+                    {"tokens", c.tokens},
+                    {"token_bucket", tuner::token_bucket(c.tokens)},
+                    {"dtype", tuner::dtype_name(dtype)},
+                    {"choice", choice.text},
+                    {"median_ms", choice.median_ms},
+                    {"stored", choice.stored}});
+    if (!r.count("json"))
+      std::printf("%-34s %-36s B~%-6lld %s  %.3f ms  (%s)\n", c.name.c_str(), c.shape.str().c_str(),
+                  static_cast<long long>(tuner::token_bucket(c.tokens)), choice.text.c_str(),
+                  choice.median_ms, again ? "as above" : choice.stored ? "stored" : "measured now");
+  }
   if (r.count("json")) std::cout << rows.dump(2) << std::endl;
   return 0;
 }

@@ -14,8 +14,10 @@ void add_tuner_flags(cxxopts::Options& options) {
       cxxopts::value<double>()->default_value("0.03"))(
       "budget-ms", "Timed work per case (fewer repeats for big cases)",
       cxxopts::value<double>()->default_value("3000"))(
-      "min-repeats", "Timed runs per candidate at least", cxxopts::value<int>()->default_value("3"))(
-      "max-repeats", "Timed runs per candidate at most", cxxopts::value<int>()->default_value("15"))(
+      "min-repeats", "Timed runs per candidate at least", cxxopts::value<int>()->default_value("5"))(
+      "max-repeats", "Timed runs per candidate at most", cxxopts::value<int>()->default_value("100"))(
+      "clock", "wall, or cpu (process CPU time: steadier on a shared machine)",
+      cxxopts::value<std::string>()->default_value("wall"))(
       "dtype", "float32 or float64", cxxopts::value<std::string>()->default_value("float32"));
 }
 
@@ -28,6 +30,7 @@ tuner::TunerOptions tuner_options(const cxxopts::ParseResult& r) {
   o.measure.budget_ms = r["budget-ms"].as<double>();
   o.measure.min_repeats = r["min-repeats"].as<int>();
   o.measure.max_repeats = r["max-repeats"].as<int>();
+  o.measure.clock = tuner::parse_clock(r["clock"].as<std::string>());
   if (o.candidates.top_k < 1) throw Error("--top-k must be >= 1");
   if (o.measure.min_repeats < 1) throw Error("--min-repeats must be >= 1");
   if (o.margin < 0 || o.margin >= 1) throw Error("--margin must be in [0, 1), e.g. 0.03");

@@ -1,6 +1,7 @@
 #include "search/tuner/measure.h"
 
 #include "core/layers/tt_linear.h"
+#include "core/util/error.h"
 #include "core/util/timing.h"
 
 #include <ATen/ATen.h>
@@ -11,6 +12,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cmath>
+#include <random>
 #include <sstream>
 
 namespace comera::tuner {
@@ -39,11 +41,17 @@ class KeepDefaultGenerator {
   at::Tensor state_;
 };
 
-double since_ms(std::chrono::steady_clock::time_point t0) {
-  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count();
+double wall_ms() {
+  return std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
+
+Clock parse_clock(const std::string& name) {
+  if (name == "wall") return Clock::Wall;
+  if (name == "cpu") return Clock::Cpu;
+  throw Error("clock '" + name + "': use wall (what training waits for) or cpu (process CPU time)");
+}
 
 std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const TTShape& shape,
                                  int64_t tokens, at::ScalarType dtype, const MeasureOptions& options,
@@ -69,11 +77,12 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
     for (auto& p : m.parameters()) p.mutable_grad() = at::Tensor();
     x.mutable_grad() = at::Tensor();
     if (!c.reference) layer->set_plan(c.plan);
-    const auto t0 = std::chrono::steady_clock::now();
+    const auto now = options.clock == Clock::Wall ? wall_ms : process_cpu_ms;
+    const double t0 = now();
     at::Tensor y = c.reference ? dense->forward(x) : layer->forward(x);
-    const double f = since_ms(t0);
+    const double f = now() - t0;
     y.backward(dys[i % dys.size()]);
-    return Sample{f, since_ms(t0)};
+    return Sample{f, now() - t0};
   };
 
   const size_t n = candidates.size();
@@ -90,14 +99,21 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
       continue;
     }
     if (progress) progress(candidates[c].name + " " + candidates[c].text);
-    // Warm-up runs are timed too: the fastest first run guards pruning against one outlier.
-    double first = INFINITY;
-    for (int w = 0; w < options.warmup; ++w) first = std::min(first, run(candidates[c], w).total_ms);
-    samples[c].push_back(run(candidates[c], options.warmup));
-    first = std::min(first, samples[c].back().total_ms);
+    // Warm-up runs are timed too: the fastest first run guards pruning against one outlier. A
+    // slow first run that is already far behind the best is the candidate's only timing.
+    const Sample cold = run(candidates[c], 0);
+    double first = cold.total_ms;
     firsts[c] = first;
-    best = std::min(best, first);
     active.push_back(c);
+    if (first > options.slow_ms && first > options.abandon * best) {
+      samples[c].push_back(cold);
+      continue;
+    }
+    for (int w = 1; w < options.warmup && first <= options.slow_ms; ++w)
+      first = std::min(first, run(candidates[c], w).total_ms);
+    samples[c].push_back(run(candidates[c], options.warmup));
+    firsts[c] = std::min(first, samples[c].back().total_ms);
+    best = std::min(best, firsts[c]);
   }
   // Clearly slower candidates keep their one timing; the rest (always the merged path, which
   // every decision is measured against) share the budget.
@@ -110,14 +126,18 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
   for (size_t c : active) round_ms += firsts[c];
   const int repeats = std::clamp(static_cast<int>(options.budget_ms / std::max(round_ms, 1e-3)),
                                  options.min_repeats, std::max(options.min_repeats, options.max_repeats));
-  for (int r = 1; r < repeats; ++r)
+  std::mt19937_64 rng(options.seed);
+  for (int r = 1; r < repeats; ++r) {
+    std::shuffle(active.begin(), active.end(), rng);
     for (size_t c : active) samples[c].push_back(run(candidates[c], options.warmup + r));
+  }
 
   for (size_t c = 0; c < n; ++c) {
     if (samples[c].empty()) continue;
     std::vector<double> f, t;
     for (const auto& s : samples[c]) f.push_back(s.forward_ms), t.push_back(s.total_ms);
     auto& m = result[c];
+    m.runs_ms = t;
     m.forward_ms = median(f);
     m.total_ms = median(t);
     m.backward_ms = m.total_ms - m.forward_ms;

@@ -13,10 +13,18 @@
 
 namespace comera::tuner {
 
+// Wall time is what training waits for. Process CPU time (all threads) counts only the work
+// done, so it stays steady on a machine shared with other jobs.
+enum class Clock { Wall, Cpu };
+Clock parse_clock(const std::string& name);  // "wall" | "cpu"
+
 struct MeasureOptions {
-  int warmup = 1;         // untimed runs per candidate
-  int min_repeats = 3;    // timed runs of each candidate still in the race
-  int max_repeats = 15;
+  Clock clock = Clock::Wall;
+  int warmup = 2;         // runs per candidate before its first timed one (1 for slow ones)
+  double slow_ms = 100;   // a run this long counts as warm already
+  int min_repeats = 5;    // timed runs of each candidate still in the race (the decision's
+                          // sign test needs 5 to call a plan faster than the merged path)
+  int max_repeats = 100;
   double budget_ms = 3000;  // timed work per case, spread over the repeats
   double abandon = 3;       // slower than this × the fastest first run: timed once only
   int rotate = 3;           // distinct input sets, used in turn
@@ -28,10 +36,13 @@ struct Measurement {
   double forward_ms = 0, backward_ms = 0, total_ms = 0;  // medians (backward = total - forward)
   int repeats = 0;                                        // 0: not run (see skipped)
   std::string skipped;                                    // why it was not run
+  // Forward + backward of each timed run; entry i of candidates still in the race comes from
+  // the same round, so two candidates compare run by run under the same machine load.
+  std::vector<double> runs_ms;
 };
 
-// One entry per candidate, in order. Candidates run round-robin, one repeat of each in turn,
-// so that load changes during the measurement hit every candidate alike.
+// One entry per candidate, in order. Candidates run round-robin, one repeat of each per round
+// in a shuffled order, so that load changes and cache neighbours hit every candidate alike.
 std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const TTShape& shape,
                                  int64_t tokens, at::ScalarType dtype, const MeasureOptions& options,
                                  const std::function<void(const std::string&)>& progress = {});

@@ -1,8 +1,12 @@
 #include "search/tuner/tuner.h"
 
 #include "core/layers/tt_linear.h"
+#include "core/util/timing.h"
 #include "search/store/kernel_choices.h"
 #include "search/tuner/tuning_key.h"
+
+#include <algorithm>
+#include <cmath>
 
 #include <torch/nn/module.h>
 
@@ -14,6 +18,19 @@ int index_of(const std::vector<Candidate>& candidates, const std::string& name) 
   for (size_t i = 0; i < candidates.size(); ++i)
     if (candidates[i].name == name) return static_cast<int>(i);
   return -1;
+}
+
+// A plan replaces the merged path only when faster in significantly many shared rounds.
+constexpr double kSignificance = 0.05;
+
+// P(at least k of n fair coin flips come up heads): the one-sided sign test.
+double sign_test_p(size_t k, size_t n) {
+  double p = 0, term = std::pow(0.5, static_cast<double>(n));  // C(n, 0) / 2^n
+  for (size_t i = 0; i <= n; ++i) {
+    if (i >= k) p += term;
+    term = term * static_cast<double>(n - i) / static_cast<double>(i + 1);
+  }
+  return p;
 }
 
 std::string key_text(const store::KernelKey& k) {
@@ -32,7 +49,17 @@ int decide(const std::vector<Candidate>& candidates, const std::vector<Measureme
   if (fastest) *fastest = best;
   const int merged = index_of(candidates, kMerged);
   if (merged < 0 || measured[merged].repeats == 0) return best;
-  return best >= 0 && measured[best].total_ms < (1 - margin) * measured[merged].total_ms ? best : merged;
+  if (best < 0 || best == merged) return merged;
+  const auto& a = measured[best].runs_ms;
+  const auto& b = measured[merged].runs_ms;
+  const size_t n = std::min(a.size(), b.size());
+  std::vector<double> ratios;
+  size_t faster = 0;
+  for (size_t i = 0; i < n; ++i) {
+    ratios.push_back(a[i] / b[i]);
+    faster += a[i] < b[i];
+  }
+  return n > 0 && median(ratios) < 1 - margin && sign_test_p(faster, n) <= kSignificance ? best : merged;
 }
 
 TuneResult tune(const TTShape& shape, int64_t tokens, at::ScalarType dtype,
@@ -48,37 +75,37 @@ TuneResult tune(const TTShape& shape, int64_t tokens, at::ScalarType dtype,
   return r;
 }
 
+nlohmann::json TuneResult::entry_json(int i) const {
+  if (i < 0) return nullptr;
+  const auto& c = candidates[i];
+  const auto& m = measured[i];
+  nlohmann::json j{{"name", c.name},        {"order", c.text},      {"macs", c.cost.macs},
+                   {"written", c.cost.written}, {"saved", c.cost.saved}, {"peak", c.cost.peak},
+                   {"score", c.score},      {"repeats", m.repeats}};
+  if (m.repeats > 0) {
+    j["median_ms"] = m.total_ms;
+    j["forward_ms"] = m.forward_ms;
+    j["backward_ms"] = m.backward_ms;
+  } else {
+    j["median_ms"] = nullptr;
+    j["skipped"] = m.skipped;
+  }
+  return j;
+}
+
 nlohmann::json TuneResult::to_json() const {
-  auto entry = [&](int i) -> nlohmann::json {
-    if (i < 0) return nullptr;
-    const auto& c = candidates[i];
-    const auto& m = measured[i];
-    nlohmann::json j{{"name", c.name},          {"order", c.text},
-                     {"macs", c.cost.macs},     {"written", c.cost.written},
-                     {"saved", c.cost.saved},   {"peak", c.cost.peak},
-                     {"score", c.score},        {"repeats", m.repeats}};
-    if (m.repeats > 0) {
-      j["median_ms"] = m.total_ms;
-      j["forward_ms"] = m.forward_ms;
-      j["backward_ms"] = m.backward_ms;
-    } else {
-      j["median_ms"] = nullptr;
-      j["skipped"] = m.skipped;
-    }
-    return j;
-  };
   nlohmann::json all = nlohmann::json::array();
-  for (size_t i = 0; i < candidates.size(); ++i) all.push_back(entry(static_cast<int>(i)));
+  for (size_t i = 0; i < candidates.size(); ++i) all.push_back(entry_json(static_cast<int>(i)));
   return {{"shape", shape.str()},
           {"in_modes", shape.in_modes()},
           {"out_modes", shape.out_modes()},
           {"ranks", shape.ranks()},
           {"tokens", tokens},
           {"candidates", all},
-          {"chosen", entry(chosen)},
-          {"fastest", entry(fastest)},
-          {"merged", entry(merged)},
-          {"dense", entry(dense)}};
+          {"chosen", entry_json(chosen)},
+          {"fastest", entry_json(fastest)},
+          {"merged", entry_json(merged)},
+          {"dense", entry_json(dense)}};
 }
 
 Tuner::Tuner(TunerOptions options, store::ResultsDb* db, Environment env)
@@ -108,16 +135,21 @@ Choice Tuner::choose(const TTShape& shape, int64_t tokens, at::ScalarType dtype)
   return memo_[text] = choice;
 }
 
-int Tuner::apply(torch::nn::Module& model, int64_t tokens) {
+int Tuner::apply(torch::nn::Module& model,
+                 const std::function<int64_t(const std::string&)>& tokens) {
   int planned = 0;
-  for (const auto& m : model.modules()) {
-    auto* tt = dynamic_cast<TTLinearImpl*>(m.get());
+  for (const auto& item : model.named_modules()) {
+    auto* tt = dynamic_cast<TTLinearImpl*>(item.value().get());
     if (!tt) continue;
     const auto dtype = tt->cores().front().scalar_type();
-    tt->set_plan(choose(tt->shape(), tokens, dtype).plan);
+    tt->set_plan(choose(tt->shape(), tokens(item.key()), dtype).plan);
     planned += tt->plan() != nullptr;
   }
   return planned;
+}
+
+int Tuner::apply(torch::nn::Module& model, int64_t tokens) {
+  return apply(model, [tokens](const std::string&) { return tokens; });
 }
 
 }  // namespace comera::tuner

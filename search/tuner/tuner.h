@@ -46,10 +46,15 @@ struct TuneResult {
   int chosen = -1;   // the decision
   int fastest = -1;  // the fastest measured candidate that can be chosen
   int merged = -1, dense = -1;
+  // Candidate i's name, order, model cost and time (null for i < 0).
+  nlohmann::json entry_json(int i) const;
   nlohmann::json to_json() const;
 };
 
-// The fastest choosable candidate if it beats "merged" by more than `margin`, else "merged".
+// The fastest choosable candidate (by median) if it beats "merged" by more than the noise: its
+// median time ratio to "merged" over the rounds they shared is below 1 - margin, and it was the
+// faster one in significantly many of those rounds (one-sided sign test, p <= 0.05; so at least
+// 5 rounds). Else "merged".
 int decide(const std::vector<Candidate>& candidates, const std::vector<Measurement>& measured,
            double margin, int* fastest = nullptr);
 
@@ -74,9 +79,11 @@ class Tuner {
   // The plan for a layer of this shape at this token count (null = the merged path): a choice
   // stored for this key and environment, else tuned now (when measure_missing) and stored.
   Choice choose(const TTShape& shape, int64_t tokens, at::ScalarType dtype);
-  // Sets the plan of every TTLinear in the tree for this token count; returns how many got a
-  // plan other than the merged path. Call again after physical truncation (ranks, hence keys,
-  // have changed; choices stay cached per key).
+  // Sets the plan of every TTLinear in the tree for the token count it sees (by module path,
+  // e.g. a classifier on [CLS] only sees the batch size); returns how many got a plan other
+  // than the merged path. Call again after physical truncation: ranks, hence keys, have
+  // changed (choices stay cached per key, so calling it often is cheap).
+  int apply(torch::nn::Module& model, const std::function<int64_t(const std::string&)>& tokens);
   int apply(torch::nn::Module& model, int64_t tokens);
 
  private:
