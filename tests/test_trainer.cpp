@@ -290,29 +290,36 @@ TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") 
   }
 }
 
-TEST_CASE("a NaN loss stops the run and keeps the last good checkpoint", "[trainer]") {
+TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", "[trainer]") {
   const auto train = synthetic_pairs(10, 1), eval = synthetic_pairs(4, 2);
-  const auto path = temp_path("nan.pt");
-  auto options = quiet(path);
-  Transformer* model = nullptr;
-  options.on_epoch = [&](const EpochMetrics&) {
-    at::NoGradGuard no_grad;
-    (*model)->named_parameters()["classification.classifier.bias"].fill_(
-        std::numeric_limits<double>::quiet_NaN());
-  };
-  auto c = tiny_training();
-  c.late.enabled = false;
-  Trainer t(tiny_model(), c, train, eval, options);
-  model = &t.model();
-  const auto r = t.run();
-  CHECK(r.status == RunStatus::Diverged);
-  CHECK_THAT(r.message, Contains("nan") && Contains("last good checkpoint"));
-  CHECK(r.steps == 2);
-  const Checkpoint kept(path);
-  CHECK(kept.state().step == 2);
-  Transformer fresh(tiny_model());
-  kept.load_model(*fresh);
-  for (const auto& p : fresh->parameters()) CHECK(at::isfinite(p).all().item<bool>());
+  const double nan = std::numeric_limits<double>::quiet_NaN(),
+               inf = std::numeric_limits<double>::infinity();
+  // A NaN bias makes every logit NaN; a -inf bias on classes 0 and 1 gives those examples an
+  // infinite cross-entropy while the forward stays NaN-free.
+  for (const auto& [poison, word] : {std::pair<std::vector<double>, std::string>{{nan, nan, nan}, "nan"},
+                                     {{-inf, -inf, 0.0}, "inf"}}) {
+    INFO(word);
+    const auto path = temp_path("diverged_" + word + ".pt");
+    auto options = quiet(path);
+    Transformer* model = nullptr;
+    options.on_epoch = [&](const EpochMetrics&) {
+      at::NoGradGuard no_grad;
+      (*model)->named_parameters()["classification.classifier.bias"].copy_(at::tensor(poison));
+    };
+    auto c = tiny_training();
+    c.late.enabled = false;
+    Trainer t(tiny_model(), c, train, eval, options);
+    model = &t.model();
+    const auto r = t.run();
+    CHECK(r.status == RunStatus::Diverged);
+    CHECK_THAT(r.message, Contains(word) && Contains("last good checkpoint"));
+    CHECK(r.steps == 2);
+    const Checkpoint kept(path);
+    CHECK(kept.state().step == 2);
+    Transformer fresh(tiny_model());
+    kept.load_model(*fresh);
+    for (const auto& p : fresh->parameters()) CHECK(at::isfinite(p).all().item<bool>());
+  }
 }
 
 TEST_CASE("evaluation covers every example, loss averaged per example", "[trainer]") {

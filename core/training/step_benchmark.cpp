@@ -21,7 +21,7 @@ double StepBenchmarkResult::tokens_per_s() const {
 
 nlohmann::json StepBenchmarkResult::to_json() const {
   return {{"median_ms", timing.median_ms}, {"min_ms", timing.min_ms}, {"max_ms", timing.max_ms},
-          {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb},
+          {"cpu_median_ms", timing.cpu_median_ms}, {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb},
           {"peak_tensor_mb", peak_tensor_mb}, {"params", params},
           {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()}};
 }

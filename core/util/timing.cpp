@@ -13,28 +13,32 @@ double median(std::vector<double> v) {
   return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
-Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats) {
-  for (int i = 0; i < warmup; ++i) fn(i);
-  repeats = std::max(1, repeats);
-  std::vector<double> ms;
-  ms.reserve(repeats);
-  for (int i = 0; i < repeats; ++i) {
-    const auto t0 = std::chrono::steady_clock::now();
-    fn(warmup + i);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
-  }
-  Timing t;
-  t.repeats = repeats;
-  t.median_ms = median(ms);
-  t.min_ms = *std::min_element(ms.begin(), ms.end());
-  t.max_ms = *std::max_element(ms.begin(), ms.end());
-  return t;
-}
-
 double process_cpu_ms() {
   timespec t{};
   clock_gettime(CLOCK_PROCESS_CPUTIME_ID, &t);
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
+}
+
+Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats) {
+  for (int i = 0; i < warmup; ++i) fn(i);
+  repeats = std::max(1, repeats);
+  std::vector<double> ms, cpu;
+  ms.reserve(repeats);
+  cpu.reserve(repeats);
+  for (int i = 0; i < repeats; ++i) {
+    const double c0 = process_cpu_ms();
+    const auto t0 = std::chrono::steady_clock::now();
+    fn(warmup + i);
+    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    cpu.push_back(process_cpu_ms() - c0);
+  }
+  Timing t;
+  t.repeats = repeats;
+  t.median_ms = median(ms);
+  t.cpu_median_ms = median(cpu);
+  t.min_ms = *std::min_element(ms.begin(), ms.end());
+  t.max_ms = *std::max_element(ms.begin(), ms.end());
+  return t;
 }
 
 }  // namespace comera

@@ -1,5 +1,6 @@
 #pragma once
-// Wall-clock measurement for benchmarks and the tuner: warm-up, then the median of repeats.
+// Wall-clock and process CPU-time measurement for benchmarks and the tuner: warm-up, then the
+// median of repeats.
 #include <functional>
 #include <vector>
 
@@ -7,6 +8,9 @@ namespace comera {
 
 struct Timing {
   double median_ms = 0, min_ms = 0, max_ms = 0;
+  // Median process CPU time (all threads): on a shared machine it tells the work done apart
+  // from time spent waiting for a core, which wall time mixes in.
+  double cpu_median_ms = 0;
   int repeats = 0;
 };
 

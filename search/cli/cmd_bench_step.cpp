@@ -8,6 +8,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
+#include <filesystem>
 #include <iostream>
 #include <sstream>
 
@@ -30,7 +31,9 @@ std::vector<int64_t> parse_list(const std::string& text) {
 
 // One measurement in a child process of this binary, so each peak is its own.
 nlohmann::json measure_in_child(const std::string& args) {
-  const std::string command = "/proc/self/exe bench step --json " + args;
+  // Resolved here: inside popen's shell /proc/self/exe would be the shell.
+  const std::string command =
+      "'" + std::filesystem::read_symlink("/proc/self/exe").string() + "' bench step --json " + args;
   FILE* pipe = popen(command.c_str(), "r");
   if (!pipe) throw Error("cannot run " + command);
   std::string out;
@@ -54,6 +57,8 @@ int compare(const cxxopts::ParseResult& r) {
     const auto dense = measure_in_child(args + " --dense");
     rows.push_back({{"batch", batch}, {"tensorized", tt}, {"dense", dense},
                     {"speedup", dense["median_ms"].get<double>() / tt["median_ms"].get<double>()},
+                    {"cpu_speedup",
+                     dense["cpu_median_ms"].get<double>() / tt["cpu_median_ms"].get<double>()},
                     {"memory_ratio",
                      dense["peak_mem_mb"].get<double>() / std::max(1e-9, tt["peak_mem_mb"].get<double>())}});
   }
@@ -61,13 +66,15 @@ int compare(const cxxopts::ParseResult& r) {
     std::cout << rows.dump(2) << std::endl;
     return 0;
   }
-  std::printf("| batch | tensorized ms/step | dense ms/step | speed-up | tensorized peak MB | dense peak MB | memory ratio |\n"
-              "|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| batch | tensorized ms/step | dense ms/step | speed-up | tensorized CPU ms | dense CPU ms | CPU speed-up | tensorized peak MB | dense peak MB | memory ratio |\n"
+              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& row : rows)
-    std::printf("| %lld | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx |\n",
+    std::printf("| %lld | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx |\n",
                 static_cast<long long>(row["batch"].get<int64_t>()),
                 row["tensorized"]["median_ms"].get<double>(), row["dense"]["median_ms"].get<double>(),
-                row["speedup"].get<double>(), row["tensorized"]["peak_mem_mb"].get<double>(),
+                row["speedup"].get<double>(), row["tensorized"]["cpu_median_ms"].get<double>(),
+                row["dense"]["cpu_median_ms"].get<double>(), row["cpu_speedup"].get<double>(),
+                row["tensorized"]["peak_mem_mb"].get<double>(),
                 row["dense"]["peak_mem_mb"].get<double>(), row["memory_ratio"].get<double>());
   return 0;
 }
@@ -75,7 +82,7 @@ int compare(const cxxopts::ParseResult& r) {
 int run(int argc, char** argv) {
   auto options = make_options(
       "bench step",
-      "Median wall time and peak memory (process RSS above the idle baseline) of one full\n"
+      "Median wall and process CPU time and peak memory (process RSS above the idle baseline) of one full\n"
       "training step (forward, loss with the size terms, backward, AdamW step) on random token\n"
       "ids. --dense builds every layer dense; --compare measures both builds at each of --batches,\n"
       "each in its own process, and prints a table.");
@@ -116,11 +123,11 @@ int run(int argc, char** argv) {
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
-  std::printf("%s %s batch %lld seq %lld: median %.1f ms/step (min %.1f, max %.1f), %.0f tokens/s, "
-              "peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
+  std::printf("%s %s batch %lld seq %lld: median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
+              "%.0f tokens/s, peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
               e.name.c_str(), dense ? "dense" : "tensorized", static_cast<long long>(o.batch),
               static_cast<long long>(o.length), result.timing.median_ms, result.timing.min_ms,
-              result.timing.max_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
+              result.timing.max_ms, result.timing.cpu_median_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));
   return 0;
 }

@@ -1,0 +1,50 @@
+#!/usr/bin/env bash
+# Trains an experiment twice for the same steps, tensorized (early + late stage, rank
+# truncation) and with every layer dense, and prints a per-epoch comparison table: the README's
+# small-preset accuracy figures.
+#   scripts/compare_dense.sh [experiments/small_two_encoder.json] [extra `comera train` flags]
+# Needs the default task's data (`build/comera data build-pairs`) unless the config or the
+# extra flags point elsewhere. Runs are not recorded in the results database.
+set -euo pipefail
+cd "$(dirname "$0")/.."
+config=${1:-experiments/small_two_encoder.json}
+shift || true
+work=$(mktemp -d)
+trap 'rm -rf "$work"' EXIT
+
+for build in tensorized dense; do
+  flags=()
+  [ "$build" = dense ] && flags+=(--dense)
+  echo "== $build: build/comera train --config $config ${flags[*]} $*" >&2
+  build/comera train --config "$config" "${flags[@]}" --no-db --quiet --json \
+    --checkpoint "$work/$build.pt" "$@" > "$work/$build.json"
+done
+
+python3 - "$work/tensorized.json" "$work/dense.json" <<'EOF'
+import json, sys
+
+tt, dense = (json.load(open(p)) for p in sys.argv[1:3])
+print(f"{tt['experiment']['name']}: {tt['steps']} steps each\n")
+print("| epoch | stage | tensorized acc | dense acc | gap (points) | tensorized eval loss | "
+      "dense eval loss | parameters | compression | tensorized ms/step | dense ms/step |")
+print("|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|")
+for a, b in zip(tt["epochs"], dense["epochs"]):
+    print(f"| {a['epoch'] + 1} | {a['stage']} | {100 * a['accuracy']:.2f}% | "
+          f"{100 * b['accuracy']:.2f}% | {100 * (a['accuracy'] - b['accuracy']):+.2f} | "
+          f"{a['eval_loss']:.4f} | {b['eval_loss']:.4f} | {a['size']:,} | "
+          f"{a['compression']:.1f}x | {a['step_time_ms']:.0f} | {b['step_time_ms']:.0f} |")
+a, b = tt["epochs"][-1], dense["epochs"][-1]
+print("\nranks at the end:")
+for layer in a["layers"]:
+    print(f"  {layer['name']}: {layer['ranks']}")
+gap = 100 * (a["accuracy"] - b["accuracy"])
+chance = 100 / tt["experiment"]["model"]["classes"]
+if 100 * b["accuracy"] < chance + 1:
+    verdict = f"not shown: the dense baseline did not learn (chance is {chance:.2f}%)"
+else:
+    ok = gap >= -1 and a["compression"] >= 40
+    verdict = "met" if ok else "missed"
+print(f"\nfinal: tensorized {100 * a['accuracy']:.2f}% at {a['compression']:.1f}x vs dense "
+      f"{100 * b['accuracy']:.2f}%: gap {gap:+.2f} points -> target (within 1 point at >= 40x) "
+      f"{verdict}")
+EOF
