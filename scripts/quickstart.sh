@@ -1,8 +1,14 @@
 #!/usr/bin/env bash
-# The main job: set up, build, then run the layer and TTM embedding benchmarks.
+# The main job: set up, build, build the default task (code/docstring pairs), then a small sweep
+# on it: a dense and an early-stage baseline and five (L0, S0) targets of the late stage, about
+# 10 minutes on 2 cores. Prints the Pareto front (eval loss vs size) and writes
+# results/quickstart.db and results/quickstart_pareto.png. Re-running it resumes the sweep:
+# complete trials are kept, an interrupted one is run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh
-./build/comera bench layer
-./build/comera bench ttm
+[ -s data/pairs/pystdlib/train.jsonl ] && [ -s data/pairs/pystdlib/dev.jsonl ] ||
+  ./build/comera data build-pairs
+./build/comera sweep experiments/sweeps/quickstart.json --db results/quickstart.db \
+  --plot results/quickstart_pareto.png

@@ -305,3 +305,40 @@ TEST_CASE("shards: deterministic, disjoint and complete, merged back into one st
   const auto rerun = comera::testing::run_cli("sweep " + spec + " --quiet --db " + dir.file("m.db"));
   CHECK_THAT(rerun.output, Contains("0 to run") && Contains("6 trials: 6 complete; ran 0"));
 }
+
+TEST_CASE("step-measuring sweeps record time, memory and size per batch size", "[sweep]") {
+  TempDir dir;
+  json j = tiny_sweep(2);
+  j["measure"] = "step";
+  j["step"] = {{"length", 8}, {"warmup", 0}, {"repeats", 1}};
+  j["overrides"] = {{"training.late_stage", nullptr}};
+  j["baselines"] = {"dense"};
+  j["axes"] = {{"set", {{"training.batch_size", {1, 4}}}}};
+  const auto report = run_sweep(parse_sweep_spec(j), quiet_options(dir.file("r.db")));
+  CHECK(describe_states(report) == "4 trials: 4 complete");
+
+  SQLite::Database db(dir.file("r.db"), SQLite::OPEN_READONLY);
+  auto objective = [&](const std::string& kind, int batch, const std::string& name) {
+    SQLite::Statement q(db, "SELECT o.value FROM objectives o JOIN trials t ON t.id = o.trial_id "
+                            "WHERE json_extract(t.config, '$.kind') = ? AND "
+                            "json_extract(t.config, '$.experiment.training.batch_size') = ? AND "
+                            "o.name = ?");
+    q.bind(1, kind), q.bind(2, batch), q.bind(3, name);
+    REQUIRE(q.executeStep());
+    return q.getColumn(0).getDouble();
+  };
+  for (const std::string kind : {"dense", "early"})
+    for (int batch : {1, 4}) {
+      INFO(kind << " batch " << batch);
+      CHECK(objective(kind, batch, "step_time_ms") > 0);
+      CHECK(objective(kind, batch, "size") == objective(kind, 1, "size"));
+      CHECK(objective(kind, batch, "size_mb") == Approx(objective(kind, batch, "size") * 4e-6));
+    }
+  // The dense trial's size over the tensorized one's is the tensorized trial's compression.
+  CHECK(objective("early", 1, "compression") ==
+        Approx(objective("dense", 1, "size") / objective("early", 1, "size")));
+  CHECK(objective("dense", 1, "size") > 30522 * 8);  // the dense word embedding alone
+  // Four sequences hold more activations than one; the dense model more than the tensorized.
+  CHECK(objective("dense", 4, "peak_tensor_mb") > objective("dense", 1, "peak_tensor_mb"));
+  CHECK(objective("dense", 1, "peak_tensor_mb") > objective("early", 1, "peak_tensor_mb"));
+}

@@ -11,7 +11,6 @@
 #include <filesystem>
 #include <fstream>
 #include <iostream>
-#include <sstream>
 
 namespace comera::cli {
 namespace {
@@ -32,7 +31,7 @@ int run(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value(sweep::default_reference_file()))(
       "out", "Markdown table (default results/reproduce/NAME[_full].md)",
       cxxopts::value<std::string>()->default_value(""))(
-      "list", "List the tables")(
+      "list", "List the tables")("json", "With --list: the tables as JSON")(
       "quiet", "No per-step progress line");
   options.parse_positional({"name"});
   options.positional_help("NAME");
@@ -40,8 +39,13 @@ int run(int argc, char** argv) {
   if (!parsed) return 0;
   const auto& r = *parsed;
   if (r.count("list") || !r.count("name")) {
-    for (const auto& name : reproduce::list_paper_specs())
-      std::cout << name << "  " << reproduce::load_paper_spec(name).title << "\n";
+    nlohmann::json tables = nlohmann::json::array();
+    for (const auto& name : reproduce::list_paper_specs()) {
+      const auto spec = reproduce::load_paper_spec(name);
+      tables.push_back({{"name", name}, {"title", spec.title}, {"file", spec.file}});
+      if (!r.count("json")) std::cout << name << "  " << spec.title << "\n";
+    }
+    if (r.count("json")) std::cout << tables.dump(2) << "\n";
     return r.count("list") ? 0 : 1;
   }
   const auto spec = reproduce::load_paper_spec(r["name"].as<std::string>());

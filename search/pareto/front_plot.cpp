@@ -31,7 +31,8 @@ struct Range {
 };
 
 // The values drawn on one axis, published one-value figures included (gnuplot's autoscale
-// would leave their lines off the plot); logarithmic when positive and spanning two decades.
+// would leave their lines off the plot); logarithmic when positive and spanning over 20x (a dense
+// baseline beside compressed models).
 Range axis_range(const FrontPlot& plot, bool x_axis) {
   Range r;
   auto add = [&](double v) { r.lo = std::min(r.lo, v), r.hi = std::max(r.hi, v); };
@@ -41,7 +42,7 @@ Range axis_range(const FrontPlot& plot, bool x_axis) {
   for (const auto& p : plot.published)
     if (std::isfinite(x_axis ? p.x : p.y)) add(x_axis ? p.x : p.y);
   if (r.lo > r.hi) return r;
-  r.log = r.lo > 0 && r.hi / r.lo > 100;
+  r.log = r.lo > 0 && r.hi / r.lo > 20;
   if (r.log) {
     r.lo /= 1.4, r.hi *= 1.4;
   } else {

@@ -14,7 +14,7 @@ namespace {
 std::string number_text(double x) {
   if (std::isnan(x)) return "nan";
   char text[32];
-  std::snprintf(text, sizeof text, std::abs(x) >= 1e4 ? "%.0f" : "%.3g", x);
+  std::snprintf(text, sizeof text, std::abs(x) >= 100 ? "%.0f" : "%.4g", x);
   return text;
 }
 

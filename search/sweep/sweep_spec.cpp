@@ -153,7 +153,6 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
     spec.name = r.string("name", file.empty() ? "" : fs::path(file).stem().string());
     if (spec.name.empty()) throw Error("name: missing (name the study, e.g. \"quickstart\")");
     spec.description = r.string("description", "");
-    spec.objectives = r.string("objectives", "eval_loss:min,size:min");
 
     const auto& base = r.value("base");
     if (base.is_string()) {
@@ -198,6 +197,8 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
     } else if (r.has("step")) {
       throw Error("step: only read with \"measure\": \"step\" (add it, or drop \"step\")");
     }
+    spec.objectives = r.string("objectives", spec.step ? "step_time_ms:min,peak_tensor_mb:min"
+                                                       : "eval_loss:min,size:min");
 
     const auto axes = r.object("axes");
     const nlohmann::json& base_training = spec.base.value("training", nlohmann::json::object());

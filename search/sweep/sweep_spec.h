@@ -48,7 +48,7 @@ struct StepMeasure {
 struct SweepSpec {
   std::string file;  // where it was read from ("" when parsed from JSON)
   std::string name, description;
-  std::string objectives;      // "eval_loss:min,size:min"
+  std::string objectives;      // default "eval_loss:min,size:min" ("step_time_ms:min,peak_tensor_mb:min" for steps)
   nlohmann::json base;         // the resolved base experiment, "overrides" applied
   Sampling sampling;
   std::vector<Axis> axes;      // seeds first (outermost), targets last (innermost)

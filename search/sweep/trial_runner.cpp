@@ -28,7 +28,7 @@ void measure_step(store::ResultsDb& db, const store::Trial& trial, const std::st
   o.seed = e.training.seed;
   const auto r = benchmark_step(e.model, e.training, o);
   std::cerr << "  batch " << o.batch << " x " << o.length << ": median " << r.timing.median_ms
-            << " ms/step, peak " << r.peak_mem_mb << " MB, " << r.params << " parameters"
+            << " ms/step, tensors peak " << r.peak_tensor_mb << " MB, " << r.params << " parameters"
             << std::endl;
   store::finish_trial(
       db, trial.id, worker, store::TrialState::Complete,
@@ -36,6 +36,7 @@ void measure_step(store::ResultsDb& db, const store::Trial& trial, const std::st
        {"step_time_min_ms", r.timing.min_ms},
        {"tokens_per_s", r.tokens_per_s()},
        {"peak_mem_mb", r.peak_mem_mb},
+       {"peak_tensor_mb", r.peak_tensor_mb},
        {"size", static_cast<double>(r.params)},
        {"size_mb", static_cast<double>(r.params) * 4 / 1e6},
        {"compression", static_cast<double>(r.dense_params) / static_cast<double>(r.params)}});
