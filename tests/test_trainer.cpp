@@ -8,8 +8,10 @@
 #include "core/training/optimizer.h"
 #include "core/training/param_groups.h"
 #include "core/training/rank_truncation.h"
+#include "core/training/step_benchmark.h"
 #include "core/training/trainer.h"
 #include "core/training/training_step.h"
+#include "core/util/allocator.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
 
@@ -440,4 +442,24 @@ TEST_CASE("training learns a learnable task", "[trainer]") {
   INFO("first eval loss " << r.epochs.front().eval_loss << ", last " << r.epochs.back().eval_loss);
   CHECK(r.epochs.back().eval_loss < 0.5 * r.epochs.front().eval_loss);
   CHECK(r.epochs.back().accuracy > 0.8);
+}
+
+TEST_CASE("a second step benchmark in one process measures its peak memory afresh", "[trainer]") {
+  // A sweep runs many trials in one process whose heap keeps freed memory (as the CLI sets it):
+  // without handing it back first, every later trial's RSS peak read about 0.
+  retain_freed_memory();
+  const auto model = parse_model_config(nlohmann::json{
+      {"vocab", 1000}, {"d_model", 64}, {"heads", 2}, {"layers", 1}, {"ffn", 256},
+      {"max_positions", 64}, {"classes", 3}, {"dropout", 0.1}});
+  StepBenchmarkOptions options;
+  options.batch = 64;
+  options.length = 64;
+  options.warmup = 1;
+  options.repeats = 1;
+  const auto first = benchmark_step(model, tiny_training(), options);
+  const auto second = benchmark_step(model, tiny_training(), options);
+  // The allocator meter counts live tensor bytes, independently of RSS.
+  REQUIRE(first.peak_tensor_mb > 10);
+  CHECK(first.peak_mem_mb > 0.5 * first.peak_tensor_mb);
+  CHECK(second.peak_mem_mb > 0.5 * second.peak_tensor_mb);
 }

@@ -32,7 +32,7 @@ StepBenchmarkResult benchmark_step(const ModelConfig& config, const TrainConfig&
     throw Error("sequence length " + std::to_string(o.length) + " exceeds model.max_positions " +
                 std::to_string(config.max_positions) + " (lower --seq)");
   CpuMemoryMeter tensors;
-  const int64_t baseline = current_rss_bytes();
+  const int64_t baseline = idle_rss_bytes();
   reset_peak_rss();
   at::manual_seed(o.seed);
   StepBenchmarkResult result;

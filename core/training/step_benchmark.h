@@ -30,7 +30,7 @@ struct StepBenchmarkResult {
 };
 
 // Builds the model and optimiser inside, so the peak covers parameters, gradients, optimiser
-// state and activations. Run it once per process for a clean peak.
+// state and activations; memory the heap kept from earlier work is handed back first.
 StepBenchmarkResult benchmark_step(const ModelConfig& model, const TrainConfig& training,
                                    const StepBenchmarkOptions& options);
 

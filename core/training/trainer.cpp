@@ -66,7 +66,7 @@ Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& tra
       train_(train),
       eval_(eval),
       options_(std::move(options)) {
-  memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : current_rss_bytes();
+  memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : idle_rss_bytes();
   if (train_.size() == 0) throw Error("the training set is empty (check the data directory)");
   at::manual_seed(config_.seed);
   model_ = Transformer(model_config_);

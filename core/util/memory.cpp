@@ -1,5 +1,7 @@
 #include "core/util/memory.h"
 
+#include "core/util/allocator.h"
+
 #include <fstream>
 #include <sstream>
 #include <string>
@@ -24,6 +26,11 @@ int64_t status_kb(const std::string& field) {
 }  // namespace
 
 int64_t current_rss_bytes() { return status_kb("VmRSS") * 1024; }
+
+int64_t idle_rss_bytes() {
+  release_freed_memory();
+  return current_rss_bytes();
+}
 int64_t peak_rss_bytes() { return status_kb("VmHWM") * 1024; }
 
 bool reset_peak_rss() {

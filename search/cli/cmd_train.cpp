@@ -83,7 +83,7 @@ int run(int argc, char** argv) {
   const auto& r = *parsed;
   if (!r.count("config"))
     throw Error("give --config (e.g. comera train --config experiments/mnli_six_encoder.json)");
-  const int64_t baseline = current_rss_bytes();
+  const int64_t baseline = idle_rss_bytes();
 
   auto e = load_experiment(r["config"].as<std::string>());
   if (r.count("data")) e.data.dir = r["data"].as<std::string>();
