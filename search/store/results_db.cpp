@@ -106,8 +106,6 @@ std::unique_ptr<SQLite::Database> connect_read_write(const std::string& path) {
 // processes race to switch one new file to WAL). The loser of a race opens the winner's file.
 // Returns false where the file system has no hard links; the caller then builds it in place.
 bool create_complete(const std::string& path) {
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
   const std::string staged = path + ".new-" + std::to_string(getpid()) + "-" +
                              std::to_string(std::hash<std::thread::id>()(std::this_thread::get_id()));
   std::filesystem::remove(staged);
