@@ -52,8 +52,9 @@ struct DocstringPairOptions {
   uint64_t seed = 1;
   int64_t max_per_module = 0;  // functions used as anchors per module; 0 = all
   // Triples per training function, each with another neutral and contradiction docstring
-  // where there are others (the entailment row repeats); dev and test keep one.
-  int64_t train_negatives = 1;
+  // where there are others (the entailment row repeats); dev and test keep one. More
+  // negatives per function make the cross-segment match, not the pairs, worth learning.
+  int64_t train_negatives = 3;
   double dev_fraction = 0.1, test_fraction = 0.1;
   std::function<void(const std::string&)> log;  // progress lines
 };

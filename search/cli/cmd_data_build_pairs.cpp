@@ -25,7 +25,7 @@ int run(int argc, char** argv) {
       cxxopts::value<int64_t>()->default_value("0"))(
       "train-negatives", "Triples per training function, each with another neutral and "
       "contradiction docstring (dev and test keep one)",
-      cxxopts::value<int64_t>()->default_value("1"))(
+      cxxopts::value<int64_t>()->default_value("3"))(
       "dev-fraction", "Share of functions for dev", cxxopts::value<double>()->default_value("0.1"))(
       "test-fraction", "Share of functions for test",
       cxxopts::value<double>()->default_value("0.1"))(
