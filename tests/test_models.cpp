@@ -1,5 +1,6 @@
 // The BERT-style model: the paper's parameter counts by hand, TT/TTM forward against the same
-// model with the weights reconstructed dense (float64), padding mask, config validation.
+// model with the weights reconstructed dense (float64), padding mask, config validation, the
+// fused dropout paths against plain ATen ops in float64.
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
@@ -251,4 +252,46 @@ TEST_CASE("dropout drops a fraction p, scales the rest, and is reproducible", "[
   at::manual_seed(7);
   fast_dropout(leaf, 0.1, true).sum().backward();
   CHECK(at::allclose(leaf.grad(), (y != 0).to(at::kDouble) / 0.9));
+}
+
+TEST_CASE("residual dropout is x + dropout(f), its gradient the forward's mask", "[models]") {
+  const auto x = at::randn({300, 701}, at::kDouble);
+  const auto f = at::rand({300, 701}, at::kDouble) + 1;  // no zeros
+  auto xl = x.clone().requires_grad_(), fl = f.clone().requires_grad_();
+  const auto y = residual_dropout(xl, fl, 0.1, true);
+  const auto kept = (y != x).to(at::kDouble);  // a dropped element leaves x exactly
+  CHECK(std::abs(1 - kept.mean().item<double>() - 0.1) < 0.003);  // 210,300 draws
+  // Slow reference: plain ATen ops with the mask read off the output.
+  auto xr = x.clone().requires_grad_(), fr = f.clone().requires_grad_();
+  const auto ref = xr + fr * kept / 0.9;
+  CHECK(at::allclose(y, ref, 1e-12, 1e-12));
+  const auto g = at::randn_like(x);
+  y.backward(g);
+  ref.backward(g);
+  CHECK(at::allclose(xl.grad(), xr.grad()));
+  CHECK(at::allclose(fl.grad(), fr.grad(), 1e-12, 1e-12));
+  CHECK(residual_dropout(x, f, 0.1, false).equal(x + f));
+}
+
+TEST_CASE("softmax dropout equals dropout of softmax, with the forward's mask in backward",
+          "[models]") {
+  // Rows of 13: most rows start inside a 4-element block of the mask generator.
+  for (const auto dtype : {at::kDouble, at::kFloat}) {
+    const auto s = at::randn({6, 5, 9, 13}, at::kDouble) * 3;
+    auto sl = s.clone().to(dtype).requires_grad_();
+    const auto y = softmax_dropout(sl, 0.25, true);
+    const auto kept = (y != 0).to(at::kDouble);  // softmax is never 0 here
+    auto sr = s.clone().requires_grad_();
+    const auto ref = at::softmax(sr, -1) * kept / 0.75;
+    const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+    CHECK(at::allclose(y.to(at::kDouble), ref, tol, tol));
+    const auto g = at::randn_like(s);
+    y.backward(g.to(dtype));
+    ref.backward(g);
+    CHECK(at::allclose(sl.grad().to(at::kDouble), sr.grad(), tol, tol));
+  }
+  const auto s = at::randn({40, 12, 33, 37}, at::kFloat);
+  const double dropped = (softmax_dropout(s, 0.25, true) == 0).to(at::kDouble).mean().item<double>();
+  CHECK(std::abs(dropped - 0.25) < 0.003);  // 586,080 draws: std 0.00057
+  CHECK(at::allclose(softmax_dropout(s, 0.25, false), at::softmax(s, -1)));
 }

@@ -32,7 +32,7 @@ at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const at::Tensor& mas
   const auto v = split(value_(x));
   auto scores = at::matmul(q, k.transpose(-2, -1));
   scores.add_(mask_bias);
-  auto probs = fast_dropout(at::softmax(scores, -1), dropout_, is_training());
+  auto probs = softmax_dropout(scores, dropout_, is_training());
   auto context = at::matmul(probs, v).transpose(1, 2).reshape({B, T, D});
   return output_(context);
 }
