@@ -1,8 +1,8 @@
 #pragma once
 // Dropout (each element dropped with probability p, the rest scaled by 1/(1-p)) on the
 // counter-based mask of dropout_mask.h, as autograd functions that save the mask's seed rather
-// than a mask tensor: one pass forward, one pass backward. All are the identity map (plus the
-// softmax) when !train or p == 0.
+// than a mask tensor: one pass forward, one pass backward. Both are the identity map when !train or
+// p == 0.
 #include <ATen/core/Tensor.h>
 
 namespace comera {
@@ -12,9 +12,5 @@ at::Tensor fast_dropout(const at::Tensor& x, double p, bool train);
 
 // x + dropout(f) in one pass (x and f of one shape): the residual branch of a post-LN layer.
 at::Tensor residual_dropout(const at::Tensor& x, const at::Tensor& f, double p, bool train);
-
-// dropout(softmax(scores, -1)), the attention probabilities. Saves only the probabilities
-// (which softmax's own backward needs anyway) and the seed; backward is one pass per row.
-at::Tensor softmax_dropout(const at::Tensor& scores, double p, bool train);
 
 }  // namespace comera

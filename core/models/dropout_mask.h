@@ -4,7 +4,13 @@
 // its 16-bit uniform, lane i mod 4 of the 64-bit draw SplitMix64(seed, i / 4), is at least
 // round(p * 65536). The seed is the whole state: backward redraws the mask forward used instead
 // of storing it, and any range of elements can be drawn on its own (in parallel, row by row).
+#include <ATen/core/Tensor.h>
+
 #include <cstdint>
+
+namespace torch::autograd {
+struct AutogradContext;
+}
 
 namespace comera {
 
@@ -14,6 +20,7 @@ class DropoutMask {
   explicit DropoutMask(double p);
   DropoutMask(double p, uint64_t seed);
 
+  double p() const { return p_; }
   uint64_t seed() const { return seed_; }
   double scale() const { return scale_; }
 
@@ -22,9 +29,21 @@ class DropoutMask {
   void multipliers(int64_t begin, int64_t count, T* out) const;
 
  private:
+  double p_;
   uint64_t seed_;
   uint32_t cut_;
   double scale_;
 };
+
+// Whether apply_mask takes t (CPU, float or double).
+bool maskable(const at::Tensor& t);
+
+// x + mask ⊙ f, or mask ⊙ f when x is undefined (maskable tensors, x and f of one shape),
+// as a new contiguous tensor, in parallel. Element i is element i of f's contiguous layout.
+at::Tensor apply_mask(const DropoutMask& mask, const at::Tensor& f, const at::Tensor& x = {});
+
+// Keeps the mask (p and seed) in a custom autograd function's context for its backward.
+void save_mask(torch::autograd::AutogradContext* ctx, const DropoutMask& mask);
+DropoutMask saved_mask(torch::autograd::AutogradContext* ctx);
 
 }  // namespace comera
