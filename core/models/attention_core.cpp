@@ -10,7 +10,6 @@
 
 #include <algorithm>
 #include <string>
-#include <vector>
 
 namespace comera {
 
@@ -32,24 +31,23 @@ void batched_products(at::Tensor out, const at::Tensor& a, const at::Tensor& b) 
   }
 }
 
-// d scores = P ⊙ (m ⊙ g - <m ⊙ g, P>) row by row, with m the dropout multipliers (all 1 without
-// dropout).
+// d scores = P ⊙ (m ⊙ g - <m ⊙ g, P>) row by row, m the dropout multipliers and P the
+// probabilities; with D = m ⊙ P (the dropped probabilities) that is D ⊙ g - P <g, D>, so the mask
+// itself is not needed.
 template <typename T>
-void softmax_dropout_backward(const DropoutMask* mask, const T* P, const T* g, T* out,
-                              int64_t rows, int64_t n) {
+void softmax_dropout_backward(const T* P, const T* D, const T* g, T* out, int64_t rows, int64_t n) {
   at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
-    std::vector<T> m(static_cast<size_t>(n), T(1));
     for (int64_t r = r0; r < r1; ++r) {
-      const int64_t o = r * n;
-      if (mask) mask->multipliers(o, n, m.data());
+      const T *p = P + r * n, *d = D + r * n, *gr = g + r * n;
+      T* o = out + r * n;
       T acc[8] = {};  // independent partial sums, so the dot product is not one long chain
       int64_t j = 0;
       for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; ++k) acc[k] += m[j + k] * g[o + j + k] * P[o + j + k];
-      for (; j < n; ++j) acc[0] += m[j] * g[o + j] * P[o + j];
+        for (int k = 0; k < 8; ++k) acc[k] += gr[j + k] * d[j + k];
+      for (; j < n; ++j) acc[0] += gr[j] * d[j];
       T dot = 0;
       for (T a : acc) dot += a;
-      for (j = 0; j < n; ++j) out[o + j] = P[o + j] * (m[j] * g[o + j] - dot);
+      for (j = 0; j < n; ++j) o[j] = d[j] * gr[j] - p[j] * dot;
     }
   });
 }
@@ -66,13 +64,7 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     scores.add_(bias);
     const auto probs = at::softmax(scores, -1).contiguous();
     scores.reset();
-    at::Tensor dropped = probs;
-    ctx->saved_data["dropout"] = p > 0;
-    if (p > 0) {
-      const DropoutMask mask(p);
-      save_mask(ctx, mask);
-      dropped = apply_mask(mask, probs);
-    }
+    const auto dropped = p > 0 ? apply_mask(DropoutMask(p), probs) : probs;
     auto context = at::empty(qc.sizes(), qc.options());
     batched_products(heads_view(context, heads), dropped, vh);
     ctx->saved_data["heads"] = heads;
@@ -92,12 +84,10 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     batched_products(dprobs, gh, vh.transpose(-2, -1));
     auto dscores = at::empty_like(dprobs);
     const int64_t n = probs.size(-1), rows = probs.numel() / std::max<int64_t>(1, n);
-    const bool dropout = ctx->saved_data["dropout"].toBool();
-    const auto mask = dropout ? saved_mask(ctx) : DropoutMask(0.0, 0);
     AT_DISPATCH_FLOATING_TYPES(probs.scalar_type(), "comera_attention_backward", [&] {
-      softmax_dropout_backward<scalar_t>(dropout ? &mask : nullptr, probs.data_ptr<scalar_t>(),
-                                         dprobs.data_ptr<scalar_t>(),
-                                         dscores.data_ptr<scalar_t>(), rows, n);
+      softmax_dropout_backward<scalar_t>(probs.data_ptr<scalar_t>(), dropped.data_ptr<scalar_t>(),
+                                         dprobs.data_ptr<scalar_t>(), dscores.data_ptr<scalar_t>(),
+                                         rows, n);
     });
     batched_products(heads_view(dq, heads), dscores, kh);
     batched_products(heads_view(dk, heads), dscores.transpose(-2, -1), qh);

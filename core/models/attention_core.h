@@ -3,9 +3,9 @@
 // v for every head, with the heads side by side in the last dimension as the projections give
 // them. The per-head products are strided batched GEMMs straight on that layout (no transposed
 // copies of q, k, v, the context or their gradients); softmax, dropout and their backward are
-// fused (one pass per row backward); backward keeps q, k, v, the probabilities before and after
-// dropout and the dropout mask's seed (dropout_mask.h: element i of the (B, h, T, T)
-// probabilities is mask element i).
+// fused (one pass per row backward, which needs the probabilities before and after dropout but
+// not the mask); backward keeps q, k, v and those two. Element i of the (B, h, T, T)
+// probabilities takes element i of a fresh dropout_mask.h mask.
 #include <ATen/core/Tensor.h>
 
 namespace comera {

@@ -12,6 +12,17 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+// The mask (p and seed) for backward, which redraws it.
+void save_mask(AutogradContext* ctx, const DropoutMask& mask) {
+  ctx->saved_data["p"] = mask.p();
+  ctx->saved_data["seed"] = static_cast<int64_t>(mask.seed());
+}
+
+DropoutMask saved_mask(AutogradContext* ctx) {
+  return DropoutMask(ctx->saved_data["p"].toDouble(),
+                     static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+}
+
 class Dropout : public torch::autograd::Function<Dropout> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, double p) {

@@ -4,7 +4,6 @@
 #include <ATen/CPUGeneratorImpl.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
-#include <torch/autograd.h>
 
 #include <algorithm>
 #include <cmath>
@@ -96,16 +95,6 @@ at::Tensor apply_mask(const DropoutMask& mask, const at::Tensor& f, const at::Te
     });
   });
   return out;
-}
-
-void save_mask(torch::autograd::AutogradContext* ctx, const DropoutMask& mask) {
-  ctx->saved_data["p"] = mask.p();
-  ctx->saved_data["seed"] = static_cast<int64_t>(mask.seed());
-}
-
-DropoutMask saved_mask(torch::autograd::AutogradContext* ctx) {
-  return DropoutMask(ctx->saved_data["p"].toDouble(),
-                     static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
 }
 
 }  // namespace comera

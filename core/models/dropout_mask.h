@@ -8,10 +8,6 @@
 
 #include <cstdint>
 
-namespace torch::autograd {
-struct AutogradContext;
-}
-
 namespace comera {
 
 class DropoutMask {
@@ -41,9 +37,5 @@ bool maskable(const at::Tensor& t);
 // x + mask ⊙ f, or mask ⊙ f when x is undefined (maskable tensors, x and f of one shape),
 // as a new contiguous tensor, in parallel. Element i is element i of f's contiguous layout.
 at::Tensor apply_mask(const DropoutMask& mask, const at::Tensor& f, const at::Tensor& x = {});
-
-// Keeps the mask (p and seed) in a custom autograd function's context for its backward.
-void save_mask(torch::autograd::AutogradContext* ctx, const DropoutMask& mask);
-DropoutMask saved_mask(torch::autograd::AutogradContext* ctx);
 
 }  // namespace comera
