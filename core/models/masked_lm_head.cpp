@@ -2,20 +2,29 @@
 
 #include <ATen/ATen.h>
 
+#include <cmath>
+
 namespace comera {
 
 MaskedLMHeadImpl::MaskedLMHeadImpl(const ModelConfig& config)
-    : transform_(config.d_model, config.d_model, LinearSpec{}, config.rank_threshold),
-      decoder_(config.d_model, config.vocab, LinearSpec{}, config.rank_threshold) {
+    : transform_(config.d_model, config.d_model, LinearSpec{}, config.rank_threshold) {
   register_module("transform", transform_.module());
   norm_ = register_module(
       "norm", torch::nn::LayerNorm(
                   torch::nn::LayerNormOptions({config.d_model}).eps(config.layer_norm_eps)));
-  register_module("decoder", decoder_.module());
+  bias_ = register_parameter("bias", at::zeros({config.vocab}));
 }
 
-at::Tensor MaskedLMHeadImpl::forward(const at::Tensor& hidden) {
-  return decoder_(norm_->forward(at::gelu(transform_(hidden))));
+at::Tensor MaskedLMHeadImpl::forward(const at::Tensor& hidden, const at::Tensor& word_table) {
+  const int64_t d = word_table.size(1);
+  // The table's rows have norm ~sqrt(d) (N(0, 1) entries, unlike BERT's N(0, 0.02)), as does the
+  // LayerNorm output: scaling by 1/sqrt(d), as T5 does for its tied output layer, starts the
+  // logits near 0 instead of at a standard deviation of sqrt(d).
+  const auto h = norm_->forward(at::gelu(transform_(hidden))).reshape({-1, d}) *
+                 (1.0 / std::sqrt(static_cast<double>(d)));
+  auto sizes = hidden.sizes().vec();
+  sizes.back() = word_table.size(0);
+  return at::addmm(bias_, h, word_table.t()).view(sizes);
 }
 
 }  // namespace comera

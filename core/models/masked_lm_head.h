@@ -1,6 +1,7 @@
 #pragma once
-// Masked-LM head (BERT): transform d×d -> GELU -> LayerNorm -> decoder to the vocabulary.
-// Dense: a TT decoder would need a vocabulary that factors, which BERT's 30,522 does not.
+// Masked-LM head (BERT): transform d×d -> GELU -> LayerNorm -> decoder to the vocabulary, the
+// decoder tied to the word embedding table (dense or TTM) plus a bias per word, as in BERT: an
+// untied d×vocab decoder would outweigh a compressed encoder many times over.
 #include "core/models/model_config.h"
 #include "core/models/switchable.h"
 
@@ -13,12 +14,13 @@ namespace comera {
 class MaskedLMHeadImpl : public torch::nn::Module {
  public:
   explicit MaskedLMHeadImpl(const ModelConfig& config);
-  // hidden: (..., d_model) -> (..., vocab) logits.
-  at::Tensor forward(const at::Tensor& hidden);
+  // hidden: (..., d_model), word_table: (vocab, d_model) -> (..., vocab) logits.
+  at::Tensor forward(const at::Tensor& hidden, const at::Tensor& word_table);
 
  private:
-  LinearLayer transform_, decoder_;
+  LinearLayer transform_;
   torch::nn::LayerNorm norm_{nullptr};
+  at::Tensor bias_;
 };
 
 TORCH_MODULE(MaskedLMHead);

@@ -3,6 +3,7 @@
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
 
+#include <ATen/ATen.h>
 #include <torch/nn/init.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
@@ -36,11 +37,15 @@ EmbeddingLayer::EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& 
         TTMEmbeddingOptions(vocab, spec.vocab_modes, spec.emb_modes, spec.ranks).threshold(threshold));
     module_ = ttm.ptr();
     forward_ = [m = ttm.get()](const at::Tensor& ids) { return m->forward(ids); };
+    table_ = [m = ttm.get(), vocab]() {
+      return m->forward(at::arange(vocab, at::TensorOptions(at::kLong)));
+    };
     return;
   }
   torch::nn::Embedding dense(torch::nn::EmbeddingOptions(vocab, dim));
   module_ = dense.ptr();
   forward_ = [m = dense.get()](const at::Tensor& ids) { return m->forward(ids); };
+  table_ = [m = dense.get()]() { return m->weight; };
 }
 
 }  // namespace comera

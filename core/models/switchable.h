@@ -38,6 +38,11 @@ class EmbeddingLayer : public SwitchableLayer {
  public:
   EmbeddingLayer() = default;
   EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& spec, double threshold);
+  // The whole (vocab, dim) table, differentiable (the masked-LM decoder is tied to it).
+  at::Tensor table() const { return table_(); }
+
+ private:
+  std::function<at::Tensor()> table_;
 };
 
 }  // namespace comera

@@ -33,9 +33,12 @@ at::Tensor TransformerImpl::classify(const at::Tensor& ids, const at::Tensor& se
 }
 
 at::Tensor TransformerImpl::masked_lm(const at::Tensor& ids, const at::Tensor& segments,
-                                      const at::Tensor& mask) {
+                                      const at::Tensor& mask, const at::Tensor& positions) {
   if (!masked_lm_) throw Error("the model has no masked-LM head (set model.masked_lm: true)");
-  return masked_lm_->forward(forward(ids, segments, mask));
+  auto hidden = forward(ids, segments, mask);
+  // Only the asked positions go through the vocabulary-sized decoder.
+  if (positions.defined()) hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, positions);
+  return masked_lm_->forward(hidden, embeddings_->word().table());
 }
 
 void TransformerImpl::pretty_print(std::ostream& stream) const {

@@ -21,8 +21,10 @@ class TransformerImpl : public torch::nn::Module {
   at::Tensor forward(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask);
   // (B, classes) logits from [CLS].
   at::Tensor classify(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask);
-  // (B, T, vocab) logits.
-  at::Tensor masked_lm(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask);
+  // Vocabulary logits at `positions` (flat indices into B*T) -> (N, vocab); undefined
+  // positions: every position -> (B, T, vocab).
+  at::Tensor masked_lm(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask,
+                       const at::Tensor& positions = {});
   void pretty_print(std::ostream& stream) const override;
 
   const ModelConfig& config() const { return config_; }

@@ -24,6 +24,27 @@ std::string read_string(torch::serialize::InputArchive& archive, const std::stri
   return v.toStringRef();
 }
 
+bool in_head(const std::string& name) {
+  return name.rfind("masked_lm.", 0) == 0 || name.rfind("classification.", 0) == 0;
+}
+
+// The model settings that a run initialised from a checkpoint must share with it.
+nlohmann::json body_settings(nlohmann::json model_config) {
+  for (const char* key : {"classes", "masked_lm", "dropout"}) model_config.erase(key);
+  return model_config;
+}
+
+// The tensor at a dotted module path ("encoder0.attention.query.core0") of a Module::save
+// archive, where each submodule is a nested archive.
+bool read_nested(torch::serialize::InputArchive& archive, const std::string& name, at::Tensor& out,
+                 bool is_buffer) {
+  const auto dot = name.find('.');
+  if (dot == std::string::npos) return archive.try_read(name, out, is_buffer);
+  torch::serialize::InputArchive child;
+  return archive.try_read(name.substr(0, dot), child) &&
+         read_nested(child, name.substr(dot + 1), out, is_buffer);
+}
+
 }  // namespace
 
 nlohmann::json TrainerState::to_json() const {
@@ -71,6 +92,11 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
   std::filesystem::rename(tmp, path);
 }
 
+std::string dense_checkpoint_path(const std::string& path) {
+  const std::filesystem::path p(path);
+  return (p.parent_path() / (p.stem().string() + "_dense" + p.extension().string())).string();
+}
+
 Checkpoint::Checkpoint(const std::string& path)
     : path_(path), archive_(std::make_shared<torch::serialize::InputArchive>()) {
   if (!std::filesystem::exists(path))
@@ -93,6 +119,36 @@ void Checkpoint::load_model(torch::nn::Module& model) const {
   torch::serialize::InputArchive model_archive;
   archive_->read("model", model_archive);
   model.load(model_archive);
+}
+
+int64_t Checkpoint::init_model(torch::nn::Module& model, const nlohmann::json& model_config) const {
+  const auto theirs = identity_.contains("model") ? body_settings(identity_.at("model")) : nlohmann::json();
+  const auto ours = body_settings(model_config);
+  if (theirs != ours)
+    throw Error("checkpoint " + path_ + " was made with other model settings than this run's (" +
+                "only the heads and dropout may differ): its model is " + theirs.dump() +
+                "; initialise from a checkpoint of the same architecture (dense with --dense)");
+  std::map<std::string, std::vector<int64_t>> body_ranks;
+  for (const auto& [name, ranks] : ranks_)
+    if (!in_head(name)) body_ranks.emplace(name, ranks);
+  restore_ranks(model, body_ranks, false);
+  torch::serialize::InputArchive model_archive;
+  archive_->read("model", model_archive);
+  at::NoGradGuard no_grad;
+  int64_t loaded = 0;
+  auto load = [&](const std::string& name, at::Tensor& target, bool is_buffer) {
+    if (in_head(name)) return;
+    at::Tensor value;
+    if (!read_nested(model_archive, name, value, is_buffer) || value.sizes() != target.sizes())
+      throw Error("checkpoint " + path_ + " has no " + (is_buffer ? "buffer " : "parameter ") + name +
+                  " of shape " + c10::str(target.sizes()) +
+                  " (initialise from a checkpoint of the same architecture)");
+    target.copy_(value);
+    ++loaded;
+  };
+  for (auto& p : model.named_parameters()) load(p.key(), p.value(), false);
+  for (auto& b : model.named_buffers()) load(b.key(), b.value(), true);
+  return loaded;
 }
 
 void Checkpoint::load_optimizer(torch::optim::AdamW& optimizer) const {

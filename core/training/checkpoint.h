@@ -43,6 +43,11 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
                      torch::optim::AdamW& optimizer, const TrainerState& state,
                      const nlohmann::json& identity);
 
+// Where the dense build of an experiment keeps its checkpoint, given the tensorized build's:
+// results/checkpoints/X.pt -> results/checkpoints/X_dense.pt (the `--dense` naming), so a
+// dense baseline initialises from the dense pre-training run.
+std::string dense_checkpoint_path(const std::string& path);
+
 class Checkpoint {
  public:
   // Throws comera::Error naming the file when it is missing or not a comera checkpoint.
@@ -52,6 +57,11 @@ class Checkpoint {
   const nlohmann::json& identity() const { return identity_; }
   // Rebuilds the saved ranks, then loads parameters and buffers.
   void load_model(torch::nn::Module& model) const;
+  // Initialises a new run's model from this one (pre-training -> fine-tuning): the model's
+  // embeddings and encoders take the checkpoint's ranks and values; the heads (classification,
+  // masked LM) keep their fresh initialisation. The model settings other than the heads and
+  // dropout must match the checkpoint's. Returns the number of tensors loaded.
+  int64_t init_model(torch::nn::Module& model, const nlohmann::json& model_config) const;
   // The optimiser must have been built on the model after load_model.
   void load_optimizer(torch::optim::AdamW& optimizer) const;
   // The global CPU generator (dropout) continues where it was.

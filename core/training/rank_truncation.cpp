@@ -26,15 +26,17 @@ std::map<std::string, std::vector<int64_t>> allocated_ranks(torch::nn::Module& m
   return ranks;
 }
 
-void restore_ranks(torch::nn::Module& model, const std::map<std::string, std::vector<int64_t>>& ranks) {
+void restore_ranks(torch::nn::Module& model, const std::map<std::string, std::vector<int64_t>>& ranks,
+                   bool every_layer) {
   const auto layers = tensorized_layers(model);
-  if (layers.size() != ranks.size())
+  if (every_layer && layers.size() != ranks.size())
     throw Error("checkpoint has ranks for " + std::to_string(ranks.size()) +
                 " tensorized layers but the model has " + std::to_string(layers.size()) +
                 " (resume with the config the checkpoint was made with)");
   c10::NoGradGuard no_grad;
   for (const auto& [name, layer] : layers) {
     auto it = ranks.find(name);
+    if (!every_layer && it == ranks.end()) continue;
     const auto& now = layer->chain().ranks();
     if (it == ranks.end() || it->second.size() != now.size())
       throw Error("checkpoint has no matching ranks for layer " + name +

@@ -31,6 +31,9 @@ std::map<std::string, std::vector<int64_t>> allocated_ranks(torch::nn::Module& m
 
 // Shrinks each named layer to the given ranks (keeping the leading slices of every bond; the
 // values are then overwritten by loading the checkpoint). Errors name the layer on mismatch.
-void restore_ranks(torch::nn::Module& model, const std::map<std::string, std::vector<int64_t>>& ranks);
+// every_layer: the map must cover every tensorized layer of the model; else layers missing
+// from it keep their ranks and names the model lacks are ignored.
+void restore_ranks(torch::nn::Module& model, const std::map<std::string, std::vector<int64_t>>& ranks,
+                   bool every_layer = true);
 
 }  // namespace comera

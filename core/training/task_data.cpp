@@ -8,13 +8,14 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
 #include <filesystem>
 
 namespace comera {
 
 nlohmann::json DataConfig::to_json() const {
   return {{"dir", dir}, {"train", train}, {"eval", eval}, {"vocab", vocab},
-          {"max_length", max_length}, {"train_limit", train_limit}, {"eval_limit", eval_limit}};
+          {"max_length", max_length}, {"train_limit", train_limit}, {"eval_limit", eval_limit}, {"labels", labels}};
 }
 
 DataConfig read_data_config(const ConfigReader& r) {
@@ -26,19 +27,46 @@ DataConfig read_data_config(const ConfigReader& r) {
   c.max_length = r.integer("max_length", c.max_length, 4);
   c.train_limit = r.integer("train_limit", 0, 0);
   c.eval_limit = r.integer("eval_limit", 0, 0);
+  if (r.has("labels")) {
+    const auto& labels = r.value("labels");
+    if (!labels.is_array() || labels.empty())
+      throw Error(r.key_path("labels") + ": expected a non-empty list of gold labels "
+                  "(entailment, neutral, contradiction)");
+    for (const auto& label : labels) {
+      if (!label.is_string())
+        throw Error(r.key_path("labels") + ": expected label names, got " + label.dump());
+      const auto name = label.get<std::string>();
+      bool known = false;
+      for (int64_t k = 0; k < kNliClasses; ++k)
+        known = known || name == nli_label_name(static_cast<NliLabel>(k));
+      if (!known)
+        throw Error(r.key_path("labels") + ": '" + name +
+                    "' is not a gold label (entailment, neutral, contradiction)");
+      c.labels.push_back(name);
+    }
+  }
   r.finish();
   return c;
 }
 
 namespace {
 
-std::vector<PairExample> read_split(const std::string& file, int64_t limit, bool default_task) {
+std::vector<PairExample> read_split(const std::string& file, int64_t limit, bool default_task,
+                                    const std::vector<std::string>& labels) {
   if (!std::filesystem::exists(file))
     throw Error(file + " not found (" +
                 (default_task ? std::string("run `comera data build-pairs` to build the default task")
                               : std::string("check data.dir / --data and the data.train / data.eval names")) +
                 ")");
   auto examples = read_mnli(file);
+  if (!labels.empty()) {
+    examples.erase(std::remove_if(examples.begin(), examples.end(),
+                                  [&](const PairExample& e) {
+                                    return std::find(labels.begin(), labels.end(),
+                                                     nli_label_name(e.label)) == labels.end();
+                                  }),
+                   examples.end());
+  }
   if (limit > 0 && static_cast<int64_t>(examples.size()) > limit) examples.resize(static_cast<size_t>(limit));
   return examples;
 }
@@ -51,11 +79,21 @@ TaskData load_task_data(const DataConfig& config) {
   const auto tokenizer =
       WordPieceTokenizer::from_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
   const auto train_file = (dir / config.train).string(), eval_file = (dir / config.eval).string();
-  auto train = PairDataset::encode(read_split(train_file, config.train_limit, default_task), tokenizer,
+  auto train = PairDataset::encode(read_split(train_file, config.train_limit, default_task, config.labels), tokenizer,
                                    config.max_length);
-  auto eval = PairDataset::encode(read_split(eval_file, config.eval_limit, default_task), tokenizer,
+  auto eval = PairDataset::encode(read_split(eval_file, config.eval_limit, default_task, config.labels), tokenizer,
                                   config.max_length);
-  return TaskData{std::move(train), std::move(eval), tokenizer.size(), train_file, eval_file};
+  return TaskData{std::move(train), std::move(eval), tokenizer.size(), tokenizer.id("[MASK]"),
+                  {tokenizer.pad_id(), tokenizer.cls_id(), tokenizer.sep_id()}, train_file,
+                  eval_file};
+}
+
+MaskingOptions masking_options(const TaskData& data) {
+  MaskingOptions m;
+  m.mask_id = data.mask_id;
+  m.vocab_size = data.vocab_size;
+  m.never = data.special_ids;
+  return m;
 }
 
 }  // namespace comera

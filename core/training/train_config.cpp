@@ -32,6 +32,7 @@ const char* truncate_name(TruncateWhen w) {
 nlohmann::json TrainConfig::to_json() const {
   const auto& o = optimizer;
   nlohmann::json j = {
+      {"task", task == TaskKind::MaskedLM ? "masked_lm" : "classification"},
       {"epochs", epochs}, {"batch_size", batch_size}, {"eval_batch_size", eval_batch_size},
       {"max_steps", max_steps}, {"seed", seed}, {"clip_grad_norm", clip_grad_norm},
       {"optimizer", {{"lr_cores", o.lr_cores}, {"lr_ranks", o.lr_ranks}, {"lr_other", o.lr_other},
@@ -44,6 +45,8 @@ nlohmann::json TrainConfig::to_json() const {
       {"truncation", {{"when", truncate_name(truncation.when)},
                       {"every_steps", truncation.every_steps}, {"fold", truncation.fold}}},
       {"checkpoint_every_steps", checkpoint_every_steps}};
+  if (task == TaskKind::MaskedLM) j["mask_probability"] = mask_probability;
+  if (!init_from.empty()) j["init_from"] = init_from;
   if (late.enabled)
     j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
                        {"loss_target", late.loss_target}, {"size_target", late.size_target},
@@ -54,6 +57,11 @@ nlohmann::json TrainConfig::to_json() const {
 
 TrainConfig read_train_config(const ConfigReader& r) {
   TrainConfig c;
+  c.task = r.choice("task", "classification", {"classification", "masked_lm"}) == "masked_lm"
+               ? TaskKind::MaskedLM
+               : TaskKind::Classification;
+  c.mask_probability = r.number("mask_probability", c.mask_probability, 1e-6, 1);
+  c.init_from = r.string("init_from", c.init_from);
   c.epochs = r.integer("epochs", c.epochs, 1);
   c.batch_size = r.integer("batch_size", c.batch_size, 1);
   c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1);

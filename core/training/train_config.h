@@ -51,7 +51,16 @@ struct TruncationConfig {
   bool fold = false;        // fold d into the cores after cutting (METHOD §3)
 };
 
+// What the model is trained on: the pairs' labels through the classification head, or BERT's
+// masked-LM objective on the pairs' tokens (pre-training).
+enum class TaskKind { Classification, MaskedLM };
+
 struct TrainConfig {
+  TaskKind task = TaskKind::Classification;
+  double mask_probability = 0.15;  // masked LM: share of tokens chosen
+  // A checkpoint (e.g. of a masked-LM pre-training run) whose embeddings and encoders start
+  // this run; the heads start fresh. "" = random initialisation.
+  std::string init_from;
   int64_t epochs = 30;
   int64_t batch_size = 32;
   int64_t eval_batch_size = 64;

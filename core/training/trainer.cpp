@@ -68,6 +68,15 @@ Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& tra
       options_(std::move(options)) {
   memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : idle_rss_bytes();
   if (train_.size() == 0) throw Error("the training set is empty (check the data directory)");
+  task_.kind = config_.task;
+  if (config_.task == TaskKind::MaskedLM) {
+    if (!model_config_.masked_lm)
+      throw Error("training.task masked_lm needs a masked-LM head: set model.masked_lm: true");
+    if (options_.masking.mask_id < 0)
+      throw Error("masked-LM training needs a vocabulary with a [MASK] token (use a BERT vocab.txt)");
+    task_.masking = options_.masking;
+    task_.masking.probability = config_.mask_probability;
+  }
   at::manual_seed(config_.seed);
   model_ = Transformer(model_config_);
   // Size units come from the freshly initialised model (all d = 1).
@@ -90,6 +99,15 @@ Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& tra
       std::cerr << "comera train: warning: the training settings differ from those of checkpoint "
                 << options_.checkpoint << "; continuing with the new ones\n";
     checkpoint->load_model(*model_);
+  } else if (!config_.init_from.empty()) {
+    if (!std::filesystem::exists(config_.init_from))
+      throw Error("training.init_from: checkpoint " + config_.init_from +
+                  " does not exist (run the experiment that writes it first, e.g. the masked-LM "
+                  "pre-training preset)");
+    const auto loaded = Checkpoint(config_.init_from).init_model(*model_, model_config_.to_json());
+    if (options_.log_epochs)
+      std::cerr << "initialised from " << config_.init_from << ": " << loaded
+                << " tensors (embeddings and encoders); heads start fresh\n";
   }
   optimizer_ = make_optimizer(*model_, config_.optimizer);
   objective_ = std::make_unique<Objective>(config_.size_surrogate, config_.early, config_.late,
@@ -141,7 +159,7 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   const double n = static_cast<double>(std::max<int64_t>(1, state_.examples));
   m.train_loss = state_.loss_sum / n;
   m.train_accuracy = static_cast<double>(state_.correct) / n;
-  const auto eval = evaluate(model_, eval_, config_.eval_batch_size);
+  const auto eval = evaluate(model_, eval_, config_.eval_batch_size, task_);
   m.eval_loss = eval.loss;
   m.accuracy = eval.accuracy;
   {
@@ -204,7 +222,8 @@ RunResult Trainer::run() {
                          lr_factor(config_.schedule, state_.step, total_steps));
       const auto batch = train_.batch(order[state_.step_in_epoch]);
       const auto t0 = Clock::now();
-      const auto r = training_step(model_, *optimizer_, *objective_, config_.clip_grad_norm, batch);
+      const auto r = training_step(model_, *optimizer_, *objective_, config_.clip_grad_norm, batch,
+                                   task_);
       const double seconds = seconds_since(t0);
       if (!r.finite) {
         result.status = RunStatus::Diverged;

@@ -8,6 +8,7 @@
 #include "core/training/epoch_metrics.h"
 #include "core/training/objective.h"
 #include "core/training/train_config.h"
+#include "core/training/training_step.h"
 
 #include <functional>
 #include <memory>
@@ -29,6 +30,9 @@ struct TrainerOptions {
   bool progress = true;         // live progress line on stderr
   bool log_epochs = true;       // one summary line per epoch on stderr
   int64_t memory_baseline = -1;  // bytes of RSS counted as idle; -1: measured at construction
+  // training.task masked_lm: the vocabulary's [MASK] and special ids and its size (from the
+  // task data, see masking_options); the probability comes from the training settings.
+  MaskingOptions masking;
   // Called after each epoch's checkpoint is written.
   std::function<void(const EpochMetrics&)> on_epoch;
   // Called after every optimiser step (e.g. a database heartbeat).
@@ -79,6 +83,7 @@ class Trainer {
   std::unique_ptr<torch::optim::AdamW> optimizer_;
   std::unique_ptr<Objective> objective_;
   TrainerState state_;
+  StepTask task_;
   bool resumed_ = false;
   int64_t memory_baseline_ = 0;
 };

@@ -62,6 +62,9 @@ int run(int argc, char** argv) {
   options.add_options()("config", "Experiment file, e.g. experiments/mnli_six_encoder.json",
                         cxxopts::value<std::string>())(
       "data", "Folder with the train/eval files (overrides data.dir)", cxxopts::value<std::string>())(
+      "init", "Checkpoint whose embeddings and encoders start the run, e.g. of a masked-LM "
+      "pre-training run (overrides training.init_from; with --dense, X.pt in the config means "
+      "X_dense.pt)", cxxopts::value<std::string>())(
       "no-db", "Do not record the run")(
       "checkpoint", "Checkpoint file (default results/checkpoints/<name>.pt)",
       cxxopts::value<std::string>())(
@@ -95,7 +98,10 @@ int run(int argc, char** argv) {
   if (r.count("dense")) {
     e.model = e.model.dense();
     e.name += "_dense";
+    if (!e.training.init_from.empty())
+      e.training.init_from = dense_checkpoint_path(e.training.init_from);
   }
+  if (r.count("init")) e.training.init_from = r["init"].as<std::string>();
 
   std::cerr << "loading data..." << std::endl;
   const auto data = load_task_data(e.data);
@@ -112,6 +118,7 @@ int run(int argc, char** argv) {
   to.resume = r.count("resume") > 0;
   to.progress = !r.count("quiet");
   to.memory_baseline = baseline;
+  to.masking = masking_options(data);
   // The trial is made once the trainer is built (a bad config or checkpoint makes none).
   std::unique_ptr<store::ResultsDb> db;
   std::unique_ptr<TrialRecorder> recorder;

@@ -1,5 +1,6 @@
 #include "search/sweep/trial_expansion.h"
 
+#include "core/training/checkpoint.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
@@ -58,7 +59,11 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
       training["epochs"] = late["start_epoch"];
   }
   if (kind != Kind::Point) training.erase("late_stage");
-  if (kind == Kind::Dense) experiment["model"].erase("tensorized");
+  if (kind == Kind::Dense) {
+    experiment["model"].erase("tensorized");
+    if (training.contains("init_from"))
+      training["init_from"] = dense_checkpoint_path(training["init_from"].get<std::string>());
+  }
   const bool tensorized = !experiment["model"].value("tensorized", nlohmann::json::object()).empty();
   const bool late = experiment["training"].contains("late_stage");
   const char* name = !tensorized ? "dense" : late ? "late" : "early";

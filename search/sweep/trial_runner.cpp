@@ -73,6 +73,7 @@ store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& tri
                   " (raise model.vocab in the base experiment)");
     TrainerOptions options;
     options.progress = progress_;
+    options.masking = masking_options(task);
     options.on_epoch = [&recorder](const EpochMetrics& m) { recorder.epoch(m); };
     options.on_step = [&recorder] { recorder.heartbeat(); };
     Trainer trainer(e.model, e.training, task.train, task.eval, options);

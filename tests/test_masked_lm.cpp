@@ -1,0 +1,274 @@
+// Masked-LM pre-training: BERT's token corruption, the tied decoder against plain ATen in
+// float64, a pre-training run that learns, and starting a classifier from its checkpoint.
+#include "core/data/token_masking.h"
+#include "core/layers/ttm_embedding.h"
+#include "core/models/transformer.h"
+#include "core/training/checkpoint.h"
+#include "core/training/rank_truncation.h"
+#include "core/training/trainer.h"
+#include "core/training/training_step.h"
+#include "core/util/error.h"
+#include "tests/support/catch.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+
+#include <filesystem>
+#include <random>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+namespace {
+
+constexpr int64_t kPad = 0, kCls = 1, kSep = 2, kMask = 3, kVocab = 64;
+
+MaskingOptions masking(double p = 0.15) {
+  MaskingOptions m;
+  m.probability = p;
+  m.mask_id = kMask;
+  m.vocab_size = kVocab;
+  m.never = {kPad, kCls, kSep};
+  return m;
+}
+
+// Pairs whose second segment repeats the first (4 words each side): a masked token of either
+// side can be read 5 positions away, so masked-LM accuracy can rise far above the unigram rate.
+PairDataset copy_pairs(int64_t n, uint64_t seed) {
+  std::mt19937_64 rng(seed);
+  std::vector<EncodedPair> pairs;
+  for (int64_t i = 0; i < n; ++i) {
+    EncodedPair p;
+    std::vector<int64_t> words;
+    const int64_t length = 4;
+    for (int64_t t = 0; t < length; ++t) words.push_back(4 + static_cast<int64_t>(rng() % 60));
+    p.input_ids.push_back(kCls);
+    p.input_ids.insert(p.input_ids.end(), words.begin(), words.end());
+    p.input_ids.push_back(kSep);
+    p.segment_ids.assign(p.input_ids.size(), 0);
+    p.input_ids.insert(p.input_ids.end(), words.begin(), words.end());
+    p.input_ids.push_back(kSep);
+    p.segment_ids.resize(p.input_ids.size(), 1);
+    pairs.push_back(std::move(p));
+  }
+  return PairDataset(std::move(pairs), kPad);
+}
+
+nlohmann::json model_json(bool tensorized, bool masked_lm, int64_t classes) {
+  nlohmann::json j = {{"vocab", kVocab}, {"d_model", 16}, {"heads", 2}, {"layers", 1},
+                      {"ffn", 32}, {"max_positions", 16}, {"classes", classes},
+                      {"masked_lm", masked_lm}, {"dropout", 0.0}, {"rank_threshold", 0.05}};
+  if (tensorized)
+    j["tensorized"] = {{"embedding", {{"vocab_modes", {4, 4, 4}}, {"emb_modes", {2, 2, 4}}, {"ranks", 6}}},
+                       {"attention", {{"in_modes", {4, 4}}, {"out_modes", {4, 4}}, {"ranks", 6}}},
+                       {"ffn_in", {{"in_modes", {4, 4}}, {"out_modes", {4, 8}}, {"ranks", 6}}},
+                       {"ffn_out", {{"in_modes", {4, 8}}, {"out_modes", {4, 4}}, {"ranks", 6}}},
+                       {"classifier", {{"in_modes", {4, 4}}, {"out_modes", {4, 4}}, {"ranks", 6}}}};
+  return j;
+}
+
+TrainerOptions quiet(const std::string& checkpoint = "") {
+  TrainerOptions o;
+  o.progress = o.log_epochs = false;
+  o.checkpoint = checkpoint;
+  o.masking = masking();
+  return o;
+}
+
+std::string temp_path(const std::string& name) {
+  const auto dir = std::filesystem::temp_directory_path() / "comera_test_masked_lm";
+  std::filesystem::create_directories(dir);
+  const auto p = (dir / name).string();
+  std::filesystem::remove(p);
+  return p;
+}
+
+}  // namespace
+
+TEST_CASE("masking chooses only real tokens, about p of them, 80/10/10", "[masked_lm]") {
+  // 256 rows of 40 tokens: [CLS] 20 words [SEP] up to 17 words [SEP], then padding.
+  std::mt19937_64 rng(3);
+  const int64_t B = 256, T = 40;
+  auto ids = at::full({B, T}, kPad, at::kLong);
+  auto mask = at::zeros({B, T}, at::kLong);
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t second = 1 + static_cast<int64_t>(rng() % 17);
+    auto row = ids[b];
+    row[0] = kCls;
+    for (int64_t t = 1; t <= 20; ++t) row[t] = 4 + static_cast<int64_t>(rng() % 60);
+    row[21] = kSep;
+    for (int64_t t = 22; t < 22 + second; ++t) row[t] = 4 + static_cast<int64_t>(rng() % 60);
+    row[22 + second] = kSep;
+    mask[b].narrow(0, 0, 23 + second).fill_(1);
+  }
+  const auto gen = at::make_generator<at::CPUGeneratorImpl>(7);
+  const auto m = mask_tokens(ids, mask, masking(), gen);
+
+  const auto flat_ids = ids.reshape({-1}), flat_mask = mask.reshape({-1});
+  const auto out = m.input_ids.reshape({-1});
+  const int64_t eligible = ((flat_mask != 0) & (flat_ids > kMask)).sum().item<int64_t>();
+  const int64_t chosen = m.positions.numel();
+  // Binomial(eligible, 0.15): 5 standard deviations.
+  const double sd = std::sqrt(eligible * 0.15 * 0.85);
+  CHECK(std::abs(static_cast<double>(chosen) - 0.15 * eligible) < 5 * sd);
+  CHECK(at::equal(m.targets, flat_ids.index_select(0, m.positions)));
+  CHECK((m.positions.slice(0, 1) > m.positions.slice(0, 0, -1)).all().item<bool>());
+  // Never a special token or padding.
+  const auto at_chosen = flat_ids.index_select(0, m.positions);
+  CHECK((at_chosen > kMask).all().item<bool>());
+  CHECK((flat_mask.index_select(0, m.positions) == 1).all().item<bool>());
+  // Everything not chosen is untouched.
+  auto untouched = at::ones_like(flat_ids, at::kBool);
+  untouched.index_fill_(0, m.positions, false);
+  CHECK(at::equal(out.masked_select(untouched), flat_ids.masked_select(untouched)));
+  // 80% [MASK]; of the rest about half kept and half random (a random id equals the original
+  // with probability 1/64).
+  const auto now = out.index_select(0, m.positions);
+  const double masked = (now == kMask).sum().item<double>() / chosen;
+  const double kept = (now == at_chosen).sum().item<double>() / chosen;
+  CHECK(masked == Approx(0.8).margin(0.03));
+  CHECK(kept == Approx(0.1 + 0.1 / 64).margin(0.02));
+
+  // The same seed gives the same corruption.
+  const auto again = mask_tokens(ids, mask, masking(), at::make_generator<at::CPUGeneratorImpl>(7));
+  CHECK(at::equal(again.input_ids, m.input_ids));
+  CHECK(at::equal(again.positions, m.positions));
+}
+
+TEST_CASE("masking always chooses at least one token, and refuses a batch without any",
+          "[masked_lm]") {
+  const auto ids = at::tensor(std::vector<int64_t>{kCls, 9, kSep, kSep}).view({1, 4});
+  const auto mask = at::ones({1, 4}, at::kLong);
+  for (uint64_t seed = 0; seed < 20; ++seed) {
+    const auto m = mask_tokens(ids, mask, masking(0.01), at::make_generator<at::CPUGeneratorImpl>(seed));
+    REQUIRE(m.positions.numel() == 1);
+    CHECK(m.positions.item<int64_t>() == 1);
+    CHECK(m.targets.item<int64_t>() == 9);
+  }
+  const auto specials = at::tensor(std::vector<int64_t>{kCls, kSep, kPad}).view({1, 3});
+  CHECK_THROWS_WITH(mask_tokens(specials, at::ones({1, 3}, at::kLong), masking(),
+                                at::make_generator<at::CPUGeneratorImpl>(1)),
+                    Contains("no token that masking may choose"));
+}
+
+TEST_CASE("the masked-LM decoder is tied to the word embedding (float64 reference)", "[masked_lm]") {
+  for (bool tensorized : {false, true}) {
+    INFO((tensorized ? "tensorized" : "dense"));
+    at::manual_seed(5);
+    Transformer model(parse_model_config(model_json(tensorized, true, 0)));
+    model->to(at::kDouble);
+    model->eval();
+    at::NoGradGuard no_grad;
+    const auto batch = copy_pairs(3, 9).batch({0, 1, 2});
+    const auto positions = at::tensor(std::vector<int64_t>{1, 4, 9});
+    const auto logits = model->masked_lm(batch.input_ids, batch.segment_ids, batch.attention_mask, positions);
+
+    // Reference: the encoder output, then BERT's head with the table looked up id by id.
+    const auto params = model->named_parameters();
+    const auto hidden = model->forward(batch.input_ids, batch.segment_ids, batch.attention_mask)
+                            .reshape({-1, 16})
+                            .index_select(0, positions);
+    auto h = at::gelu(at::linear(hidden, params["masked_lm.transform.weight"],
+                                 params["masked_lm.transform.bias"]));
+    h = at::layer_norm(h, {16}, params["masked_lm.norm.weight"], params["masked_lm.norm.bias"], 1e-12);
+    const auto word = model->named_modules()["embeddings.word"];
+    std::vector<at::Tensor> rows;
+    for (int64_t id = 0; id < kVocab; ++id) {
+      const auto one = at::full({1}, id, at::kLong);
+      rows.push_back(tensorized ? word->as<TTMEmbeddingImpl>()->forward(one).reshape({16})
+                                : params["embeddings.word.weight"][id]);
+    }
+    // Logits scaled by 1/sqrt(d_model), as for T5's tied output layer.
+    const auto expected = at::matmul(h, at::stack(rows).t()) / 4.0 + params["masked_lm.bias"];
+    REQUIRE(logits.sizes() == expected.sizes());
+    CHECK(at::allclose(logits, expected, 1e-10, 1e-10));
+    // Every position at once agrees with the gathered ones.
+    const auto all = model->masked_lm(batch.input_ids, batch.segment_ids, batch.attention_mask);
+    CHECK(at::allclose(all.reshape({-1, kVocab}).index_select(0, positions), logits, 1e-12, 1e-12));
+  }
+}
+
+TEST_CASE("masked-LM pre-training learns to read a token from the other segment", "[masked_lm]") {
+  const auto train = copy_pairs(400, 1), eval = copy_pairs(100, 2);
+  TrainConfig c;
+  c.task = TaskKind::MaskedLM;
+  c.epochs = 20;
+  c.batch_size = 16;
+  c.eval_batch_size = 50;
+  c.optimizer.lr_other = 1e-2;
+  Trainer t(parse_model_config(model_json(false, true, 0)), c, train, eval, quiet());
+  const auto r = t.run();
+  REQUIRE(r.status == RunStatus::Completed);
+  INFO("masked-LM accuracy " << r.epochs.front().accuracy << " -> " << r.epochs.back().accuracy);
+  // 60 word ids: guessing scores under 2%; copying from the other side is exact.
+  CHECK(r.epochs.back().accuracy > 0.5);
+  CHECK(r.epochs.back().eval_loss < 0.5 * r.epochs.front().eval_loss);
+}
+
+TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ranks",
+          "[masked_lm]") {
+  const auto train = copy_pairs(64, 1), eval = copy_pairs(16, 2);
+  TrainConfig pre;
+  pre.task = TaskKind::MaskedLM;
+  pre.epochs = 3;
+  pre.batch_size = 16;
+  pre.optimizer.lr_ranks = 5e-2;
+  pre.early.gamma = 1.0;  // prunes rank slices, so the checkpoint's shapes are truncated
+  const auto checkpoint = temp_path("pre.pt");
+  Trainer t(parse_model_config(model_json(true, true, 0)), pre, train, eval, quiet(checkpoint));
+  REQUIRE(t.run().status == RunStatus::Completed);
+  const auto pre_ranks = allocated_ranks(*t.model());
+
+  TrainConfig fine;
+  fine.epochs = 1;
+  fine.init_from = checkpoint;
+  const auto classifier = parse_model_config(model_json(true, false, 3));
+  Trainer started(classifier, fine, train, eval, quiet());
+  const auto pre_params = t.model()->named_parameters();
+  int64_t compared = 0;
+  for (const auto& p : started.model()->named_parameters()) {
+    INFO(p.key());
+    if (p.key().rfind("classification.", 0) == 0) {
+      CHECK_FALSE(pre_params.contains(p.key()));
+      continue;
+    }
+    REQUIRE(pre_params.contains(p.key()));
+    CHECK(at::equal(p.value(), pre_params[p.key()]));
+    ++compared;
+  }
+  CHECK(compared > 10);
+  bool truncated = false;
+  for (const auto& [name, ranks] : allocated_ranks(*started.model())) {
+    if (name.rfind("classification.", 0) == 0) continue;
+    CHECK(ranks == pre_ranks.at(name));
+    truncated = truncated || ranks != std::vector<int64_t>(ranks.size(), 6);
+  }
+  CHECK(truncated);
+  CHECK(started.run().status == RunStatus::Completed);
+
+  // Another architecture (or the dense build) cannot start from it.
+  auto wider = model_json(true, false, 3);
+  wider["ffn"] = 64;
+  wider["tensorized"]["ffn_in"]["out_modes"] = {8, 8};
+  wider["tensorized"]["ffn_out"]["in_modes"] = {8, 8};
+  CHECK_THROWS_WITH(Trainer(parse_model_config(wider), fine, train, eval, quiet()),
+                    Contains("other model settings"));
+  CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, false, 3)), fine, train, eval, quiet()),
+                    Contains("other model settings"));
+  fine.init_from = temp_path("missing.pt");
+  CHECK_THROWS_WITH(Trainer(classifier, fine, train, eval, quiet()),
+                    Contains("training.init_from") && Contains("does not exist"));
+  CHECK(dense_checkpoint_path("results/checkpoints/x.pt") == "results/checkpoints/x_dense.pt");
+}
+
+TEST_CASE("masked-LM training needs its head and a [MASK] id", "[masked_lm]") {
+  const auto train = copy_pairs(8, 1);
+  TrainConfig c;
+  c.task = TaskKind::MaskedLM;
+  CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, false, 3)), c, train, train, quiet()),
+                    Contains("model.masked_lm: true"));
+  auto no_mask = quiet();
+  no_mask.masking.mask_id = -1;
+  CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, true, 0)), c, train, train, no_mask),
+                    Contains("[MASK]"));
+}

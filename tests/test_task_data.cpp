@@ -1,0 +1,66 @@
+// The data section of an experiment: both splits loaded and encoded, the gold-label filter
+// used by masked-LM pre-training, and the masking ids taken from the vocabulary.
+#include "core/training/task_data.h"
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+#include "tests/support/catch.h"
+
+#include <nlohmann/json.hpp>
+
+#include <filesystem>
+#include <fstream>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::filesystem::path fixture_dir() {
+  const auto dir = std::filesystem::temp_directory_path() / "comera_test_task_data";
+  std::filesystem::create_directories(dir);
+  std::ofstream(dir / "vocab.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncode\nreads\na\nfile\n";
+  std::ofstream rows(dir / "train.jsonl");
+  const char* labels[] = {"entailment", "neutral", "contradiction", "entailment", "neutral"};
+  for (const char* label : labels)
+    rows << nlohmann::json{{"sentence1", "the code"}, {"sentence2", "reads a file"},
+                           {"gold_label", label}}.dump()
+         << "\n";
+  rows.close();
+  std::filesystem::copy_file(dir / "train.jsonl", dir / "dev.jsonl",
+                             std::filesystem::copy_options::overwrite_existing);
+  return dir;
+}
+
+DataConfig config(const nlohmann::json& j) { return read_data_config(ConfigReader(j, "data")); }
+
+}  // namespace
+
+TEST_CASE("task data keeps only the configured gold labels", "[task_data]") {
+  const auto dir = fixture_dir();
+  const nlohmann::json base = {{"dir", dir.string()}, {"vocab", (dir / "vocab.txt").string()},
+                               {"max_length", 16}};
+  const auto all = load_task_data(config(base));
+  CHECK(all.train.size() == 5);
+  CHECK(all.eval.size() == 5);
+
+  auto only = base;
+  only["labels"] = {"entailment"};
+  const auto kept = load_task_data(config(only));
+  REQUIRE(kept.train.size() == 2);
+  CHECK(kept.eval.size() == 2);
+  CHECK(kept.train[0].label == 0);
+  CHECK(kept.train[1].label == 0);
+  // [CLS] the code [SEP] reads a file [SEP]
+  CHECK(kept.train[0].input_ids == std::vector<int64_t>{2, 5, 6, 3, 7, 8, 9, 3});
+
+  const auto m = masking_options(kept);
+  CHECK(m.mask_id == 4);
+  CHECK(m.vocab_size == 10);
+  CHECK(m.never == std::vector<int64_t>{0, 2, 3});
+
+  auto bad = base;
+  bad["labels"] = {"entails"};
+  CHECK_THROWS_WITH(config(bad), Contains("data.labels") && Contains("'entails' is not a gold label"));
+  bad["labels"] = nlohmann::json::array();
+  CHECK_THROWS_WITH(config(bad), Contains("non-empty list"));
+}
