@@ -3,7 +3,7 @@
 // (bernoulli_), which took a quarter of a tensorized training step; here element i is kept iff
 // its 16-bit uniform, lane i mod 4 of the 64-bit draw SplitMix64(seed, i / 4), is at least
 // round(p * 65536). The seed is the whole state: backward redraws the mask forward used instead
-// of storing it, and any range of elements can be drawn on its own (in parallel, row by row).
+// of storing it, and any range of elements can be drawn on its own (chunks drawn in parallel).
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -18,9 +18,8 @@ class DropoutMask {
 
   double p() const { return p_; }
   uint64_t seed() const { return seed_; }
-  double scale() const { return scale_; }
 
-  // out[j] = 1/(1-p) if element begin + j is kept, else 0, for 0 <= j < count.
+  // out[j] = 1/(1-p) if element begin + j is kept, else 0, for 0 <= j < count (float, double).
   template <typename T>
   void multipliers(int64_t begin, int64_t count, T* out) const;
 
