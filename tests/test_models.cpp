@@ -1,9 +1,12 @@
 // The BERT-style model: the paper's parameter counts by hand, TT/TTM forward against the same
-// model with the weights reconstructed dense (float64), padding mask, config validation.
+// model with the weights reconstructed dense (float64), padding mask, config validation, the
+// dropout mask, the fused dropout and attention paths against plain ATen ops in float64.
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
+#include "core/models/attention_core.h"
 #include "core/models/dropout.h"
+#include "core/models/dropout_mask.h"
 #include "core/models/transformer.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
@@ -13,7 +16,9 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
+#include <algorithm>
 #include <set>
+#include <vector>
 
 using namespace comera;
 using Catch::Matchers::Contains;
@@ -251,4 +256,71 @@ TEST_CASE("dropout drops a fraction p, scales the rest, and is reproducible", "[
   at::manual_seed(7);
   fast_dropout(leaf, 0.1, true).sum().backward();
   CHECK(at::allclose(leaf.grad(), (y != 0).to(at::kDouble) / 0.9));
+}
+
+TEST_CASE("residual dropout is x + dropout(f), its gradient the forward's mask", "[models]") {
+  const auto x = at::randn({300, 701}, at::kDouble);
+  const auto f = at::rand({300, 701}, at::kDouble) + 1;  // no zeros
+  auto xl = x.clone().requires_grad_(), fl = f.clone().requires_grad_();
+  const auto y = residual_dropout(xl, fl, 0.1, true);
+  const auto kept = (y != x).to(at::kDouble);  // a dropped element leaves x exactly
+  CHECK(std::abs(1 - kept.mean().item<double>() - 0.1) < 0.003);  // 210,300 draws
+  // Slow reference: plain ATen ops with the mask read off the output.
+  auto xr = x.clone().requires_grad_(), fr = f.clone().requires_grad_();
+  const auto ref = xr + fr * kept / 0.9;
+  CHECK(at::allclose(y, ref, 1e-12, 1e-12));
+  const auto g = at::randn_like(x);
+  y.backward(g);
+  ref.backward(g);
+  CHECK(at::allclose(xl.grad(), xr.grad()));
+  CHECK(at::allclose(fl.grad(), fr.grad(), 1e-12, 1e-12));
+  CHECK(residual_dropout(x, f, 0.1, false).equal(x + f));
+}
+
+TEST_CASE("the dropout mask: keep rate 1-p, and any range drawn alone matches the whole",
+          "[models]") {
+  const DropoutMask mask(0.25, 12345);
+  std::vector<float> whole(600000), part(599993);
+  mask.multipliers(0, 600000, whole.data());
+  mask.multipliers(7, 599993, part.data());  // starts inside a block of four
+  CHECK(std::equal(part.begin(), part.end(), whole.begin() + 7));
+  const auto dropped = std::count(whole.begin(), whole.end(), 0.0f);
+  CHECK(std::abs(static_cast<double>(dropped) / 600000 - 0.25) < 0.003);  // std 0.00056
+  CHECK(std::count(whole.begin(), whole.end(), static_cast<float>(1 / 0.75)) == 600000 - dropped);
+}
+
+TEST_CASE("attention core equals dropout(softmax(q k^T + bias)) v, gradients included",
+          "[models]") {
+  // T = 13: most probability rows start inside a 4-element block of the mask generator.
+  const int64_t B = 3, T = 13, h = 2, dh = 5, D = h * dh;
+  const double p = 0.25;
+  auto padding = at::ones({B, T}, at::kLong);
+  padding[1].narrow(0, 9, 4).fill_(0);
+  const auto q = at::randn({B, T, D}, at::kDouble), k = at::randn({B, T, D}, at::kDouble),
+             v = at::randn({B, T, D}, at::kDouble), g = at::randn({B, T, D}, at::kDouble);
+  auto split = [&](const at::Tensor& t) { return t.view({B, T, h, dh}).permute({0, 2, 1, 3}); };
+  for (const bool train : {true, false})
+    for (const auto dtype : {at::kDouble, at::kFloat}) {
+      auto ql = q.clone().to(dtype).requires_grad_(), kl = k.clone().to(dtype).requires_grad_(),
+           vl = v.clone().to(dtype).requires_grad_();
+      at::manual_seed(11);
+      const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train);
+      // The core's mask: the first seed drawn after manual_seed(11), in (B, h, T, T) order.
+      at::manual_seed(11);
+      auto m = at::ones({B, h, T, T}, at::kDouble);
+      if (train) DropoutMask(p).multipliers(0, m.numel(), m.data_ptr<double>());
+      // Slow reference: plain ATen ops in float64.
+      auto qr = q.clone().requires_grad_(), kr = k.clone().requires_grad_(),
+           vr = v.clone().requires_grad_();
+      const auto probs = at::softmax(
+          at::matmul(split(qr), split(kr).transpose(-2, -1)) + attention_mask_bias(padding, at::kDouble), -1);
+      const auto ref = at::matmul(probs * m, split(vr)).permute({0, 2, 1, 3}).reshape({B, T, D});
+      const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+      CHECK(at::allclose(y.to(at::kDouble), ref, tol, tol));
+      y.backward(g.to(dtype));
+      ref.backward(g);
+      CHECK(at::allclose(ql.grad().to(at::kDouble), qr.grad(), tol, tol));
+      CHECK(at::allclose(kl.grad().to(at::kDouble), kr.grad(), tol, tol));
+      CHECK(at::allclose(vl.grad().to(at::kDouble), vr.grad(), tol, tol));
+    }
 }

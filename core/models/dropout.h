@@ -1,14 +1,16 @@
 #pragma once
-// Dropout with a counter-based generator. ATen's CPU dropout draws every element from one
-// mt19937 stream (bernoulli_), which took a quarter of a tensorized training step; here each
-// 64-bit draw of SplitMix64(seed, index) gives four 16-bit uniforms, in parallel. The seed is
-// drawn from the global CPU generator, so runs stay reproducible and resumable.
+// Dropout (each element dropped with probability p, the rest scaled by 1/(1-p)) on the
+// counter-based mask of dropout_mask.h, as autograd functions that save the mask's seed rather
+// than a mask tensor: one pass forward, one pass backward. Both are the identity map when !train or
+// p == 0.
 #include <ATen/core/Tensor.h>
 
 namespace comera {
 
-// x scaled by 1/(1-p) where kept, 0 where dropped (each element independently with
-// probability p, resolved to 1/65536); identity when !train or p == 0.
+// Dropout of x.
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool train);
+
+// x + dropout(f) in one pass (x and f of one shape): the residual branch of a post-LN layer.
+at::Tensor residual_dropout(const at::Tensor& x, const at::Tensor& f, double p, bool train);
 
 }  // namespace comera

@@ -22,9 +22,9 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
 
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
   const bool train = is_training();
-  auto h = attention_norm_->forward(x + fast_dropout(attention_->forward(x, mask_bias), dropout_, train));
+  auto h = attention_norm_->forward(residual_dropout(x, attention_->forward(x, mask_bias), dropout_, train));
   auto f = ffn_out_(at::gelu(ffn_in_(h)));
-  return ffn_norm_->forward(h + fast_dropout(f, dropout_, train));
+  return ffn_norm_->forward(residual_dropout(h, f, dropout_, train));
 }
 
 void EncoderLayerImpl::pretty_print(std::ostream& stream) const {

@@ -1,6 +1,6 @@
 #include "core/models/self_attention.h"
 
-#include "core/models/dropout.h"
+#include "core/models/attention_core.h"
 
 #include <ATen/ATen.h>
 
@@ -23,17 +23,10 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 }
 
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
-  const int64_t B = x.size(0), T = x.size(1), D = x.size(2), dh = D / heads_;
-  // (B, T, D) -> (B, h, T, dh)
-  auto split = [&](const at::Tensor& t) { return t.view({B, T, heads_, dh}).transpose(1, 2); };
+  const int64_t dh = x.size(2) / heads_;
   // Scaling q (B·T·D entries) is cheaper than scaling the scores (B·h·T·T).
-  const auto q = split(query_(x) * (1.0 / std::sqrt(static_cast<double>(dh))));
-  const auto k = split(key_(x));
-  const auto v = split(value_(x));
-  auto scores = at::matmul(q, k.transpose(-2, -1));
-  scores.add_(mask_bias);
-  auto probs = fast_dropout(at::softmax(scores, -1), dropout_, is_training());
-  auto context = at::matmul(probs, v).transpose(1, 2).reshape({B, T, D});
+  const auto q = query_(x) * (1.0 / std::sqrt(static_cast<double>(dh)));
+  const auto context = attention_core(q, key_(x), value_(x), mask_bias, heads_, dropout_, is_training());
   return output_(context);
 }
 

@@ -1,6 +1,6 @@
 #pragma once
-// Multi-head self-attention with Q, K, V, O dense or TT, written with matmul + softmax so it
-// builds on LibTorch 1.13 and 2.x alike.
+// Multi-head self-attention with Q, K, V, O dense or TT; between the projections,
+// attention_core.h (plain ATen GEMMs and softmax, so it builds on LibTorch 1.13 and 2.x alike).
 #include "core/models/model_config.h"
 #include "core/models/switchable.h"
 

@@ -9,7 +9,9 @@ namespace comera {
 void retain_freed_memory() {
 #if defined(__GLIBC__)
   mallopt(M_MMAP_MAX, 0);
-  mallopt(M_TRIM_THRESHOLD, 1 << 30);
+  // -1 disables trimming (mallopt(3)); a finite threshold still gave back every step's
+  // temporaries once they passed it (batch 32: 2 GB page-faulted afresh each step).
+  mallopt(M_TRIM_THRESHOLD, -1);
   mallopt(M_TOP_PAD, 64 << 20);
 #endif
 }

@@ -1,0 +1,40 @@
+#pragma once
+// Counter-based dropout mask. ATen's CPU dropout draws every element from one mt19937 stream
+// (bernoulli_), which took a quarter of a tensorized training step; here element i is kept iff
+// its 16-bit uniform, lane i mod 4 of the 64-bit draw SplitMix64(seed, i / 4), is at least
+// round(p * 65536). The seed is the whole state: backward redraws the mask forward used instead
+// of storing it, and any range of elements can be drawn on its own (chunks drawn in parallel).
+#include <ATen/core/Tensor.h>
+
+#include <cstdint>
+
+namespace comera {
+
+class DropoutMask {
+ public:
+  // p in (0, 1); the seed comes from the global CPU generator, so runs stay reproducible.
+  explicit DropoutMask(double p);
+  DropoutMask(double p, uint64_t seed);
+
+  double p() const { return p_; }
+  uint64_t seed() const { return seed_; }
+
+  // out[j] = 1/(1-p) if element begin + j is kept, else 0, for 0 <= j < count (float, double).
+  template <typename T>
+  void multipliers(int64_t begin, int64_t count, T* out) const;
+
+ private:
+  double p_;
+  uint64_t seed_;
+  uint32_t cut_;
+  double scale_;
+};
+
+// Whether apply_mask takes t (CPU, float or double).
+bool maskable(const at::Tensor& t);
+
+// x + mask ⊙ f, or mask ⊙ f when x is undefined (maskable tensors, x and f of one shape),
+// as a new contiguous tensor, in parallel. Element i is element i of f's contiguous layout.
+at::Tensor apply_mask(const DropoutMask& mask, const at::Tensor& f, const at::Tensor& x = {});
+
+}  // namespace comera
