@@ -2,11 +2,18 @@
 # Trains an experiment twice for the same steps, tensorized (early + late stage, rank
 # truncation) and with every layer dense, and prints a per-epoch comparison table: the README's
 # small-preset accuracy figures.
-#   scripts/compare_dense.sh [experiments/small_two_encoder.json] [extra `comera train` flags]
-# Needs the default task's data (`build/comera data build-pairs`) unless the config or the
-# extra flags point elsewhere. Runs are not recorded in the results database.
+#   scripts/compare_dense.sh [--pretrain PRE.json] [experiments/small_two_encoder.json] [extra flags]
+# --pretrain: first train PRE.json (masked-LM pre-training) in both builds, then start each
+# build's run from its own pre-training checkpoint (--init). The extra flags go to every
+# `comera train`. Needs the default task's data (`build/comera data build-pairs`) unless the
+# config or the flags point elsewhere. Runs are not recorded in the results database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+pretrain=
+if [ "${1:-}" = --pretrain ]; then
+  pretrain=$2
+  shift 2
+fi
 config=${1:-experiments/small_two_encoder.json}
 shift || true
 work=$(mktemp -d)
@@ -15,15 +22,30 @@ trap 'rm -rf "$work"' EXIT
 for build in tensorized dense; do
   flags=()
   [ "$build" = dense ] && flags+=(--dense)
+  if [ -n "$pretrain" ]; then
+    echo "== $build pre-training: build/comera train --config $pretrain ${flags[*]} $*" >&2
+    build/comera train --config "$pretrain" "${flags[@]}" --no-db --quiet --json \
+      --checkpoint "$work/pre_$build.pt" "$@" > "$work/pre_$build.json"
+    flags+=(--init "$work/pre_$build.pt")
+  fi
   echo "== $build: build/comera train --config $config ${flags[*]} $*" >&2
   build/comera train --config "$config" "${flags[@]}" --no-db --quiet --json \
     --checkpoint "$work/$build.pt" "$@" > "$work/$build.json"
 done
 
-python3 - "$work/tensorized.json" "$work/dense.json" <<'EOF'
-import json, sys
+python3 - "$work" "$pretrain" <<'EOF'
+import json, os, sys
 
-tt, dense = (json.load(open(p)) for p in sys.argv[1:3])
+work, pretrain = sys.argv[1:3]
+tt, dense = (json.load(open(os.path.join(work, f"{b}.json"))) for b in ("tensorized", "dense"))
+if pretrain:
+    for build in ("tensorized", "dense"):
+        pre = json.load(open(os.path.join(work, f"pre_{build}.json")))
+        last = pre["epochs"][-1]
+        print(f"pre-training ({pre['experiment']['name']}, {build}): {pre['steps']} steps, "
+              f"masked-token accuracy {100 * last['accuracy']:.2f}%, eval loss {last['eval_loss']:.4f}, "
+              f"{last['compression']:.1f}x")
+    print()
 print(f"{tt['experiment']['name']}: {tt['steps']} steps each\n")
 print("| epoch | stage | tensorized acc | dense acc | gap (points) | tensorized eval loss | "
       "dense eval loss | parameters | compression | tensorized ms/step | dense ms/step |")

@@ -73,8 +73,9 @@ struct Built {
   ~Built() { fs::remove_all(dir); }
 };
 
-Built build(uint64_t seed, const std::string& tag) {
+Built build(uint64_t seed, const std::string& tag, int64_t train_negatives = 1) {
   DocstringPairOptions o;
+  o.train_negatives = train_negatives;
   o.source_dir = kSource;
   o.out_dir = (fs::temp_directory_path() /
                ("comera_test_pairs_" + std::to_string(::getpid()) + "_" + tag)).string();
@@ -120,7 +121,9 @@ TEST_CASE("python3's ast extracts code without docstrings, methods and odd files
 }
 
 TEST_CASE("every pair's label follows from who wrote the docstring", "[pairs]") {
-  const auto b = build(3, "a");
+  const int64_t negatives = GENERATE(1, 3);
+  INFO("train_negatives " << negatives);
+  const auto b = build(3, "a" + std::to_string(negatives), negatives);
   CHECK(b.summary.files == 10);
   CHECK(b.summary.files_failed == 1);
   CHECK(b.summary.functions == 21);  // the 20 above and lonely's only function
@@ -158,6 +161,37 @@ TEST_CASE("every pair's label follows from who wrote the docstring", "[pairs]") 
   }
   CHECK(anchors.size() == kDocs.size());  // every usable function anchors once
   CHECK(split_of_module.at("textutil") == split_of_module.at("textutil.wrap"));  // one package
+}
+
+TEST_CASE("more training negatives: each training function thrice, other docstrings where the "
+          "module has them; dev and test unchanged", "[pairs]") {
+  const auto one = build(3, "k1"), three = build(3, "k3", 3);
+  CHECK(three.splits.at("train").size() == 3 * one.splits.at("train").size());
+  CHECK(three.summary.train.functions == one.summary.train.functions);
+  for (const std::string split : {"dev", "test"}) {
+    auto pairs = [&](const Built& b) {
+      std::multiset<std::string> out;
+      for (const auto& e : b.splits.at(split)) out.insert(e.sentence1 + "\t" + e.sentence2);
+      return out;
+    };
+    CHECK(pairs(one) == pairs(three));
+  }
+  // Per training function: 3 entailments, and at least as many distinct neutral and
+  // contradiction docstrings as with one draw, more wherever the pool allows.
+  std::map<std::string, std::array<std::set<std::string>, 3>> seen;
+  std::map<std::string, int64_t> entailments;
+  for (const auto& e : three.splits.at("train")) {
+    const auto fn = function_of(e.sentence1);
+    seen[fn][static_cast<size_t>(e.label)].insert(e.sentence2);
+    entailments[fn] += e.label == NliLabel::kEntailment;
+  }
+  bool more = false;
+  for (const auto& [fn, docs] : seen) {
+    CHECK(entailments[fn] == 3);
+    CHECK(docs[0].size() == 1);
+    more = more || docs[1].size() > 1 || docs[2].size() > 1;
+  }
+  CHECK(more);
 }
 
 TEST_CASE("the same seed gives the same files, another seed other files", "[pairs]") {

@@ -191,6 +191,16 @@ TEST_CASE("sweep spec errors name the key and the fix", "[sweep]") {
                     Contains("trial {\"model.heads\":3,\"seed\":7}"));
 }
 
+TEST_CASE("a dense baseline starts from the dense build's pre-training checkpoint", "[sweep]") {
+  json j = spec_with({{"set", {{"training.init_from", {"results/checkpoints/pre.pt"}}}}});
+  j["baselines"] = {"dense"};
+  const auto trials = expand_trials(parse_sweep_spec(j));
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[0]["kind"] == "dense");
+  CHECK(trials[0]["experiment"]["training"]["init_from"] == "results/checkpoints/pre_dense.pt");
+  CHECK(trials[1]["experiment"]["training"]["init_from"] == "results/checkpoints/pre.pt");
+}
+
 TEST_CASE("generic overrides and published figures from the reference file", "[sweep]") {
   comera::testing::TempDir dir;
   std::ofstream(dir.file("ref.json")) << R"({"paper": {"mb": 3.2, "x": {"value": 43, "uncertain": true}}})";

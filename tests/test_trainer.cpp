@@ -272,6 +272,26 @@ TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") 
     CHECK(t.objective().size_target() ==
           Approx(0.5 * static_cast<double>(r.epochs[0].size.tensorized) / t.state().initial_size));
   }
+  SECTION("the rank vectors take the late stage's learning rate from its first step") {
+    auto c = tiny_training();
+    c.schedule.kind = ScheduleKind::Constant;
+    c.late.start_step = 7;
+    c.late.lr_ranks = 0.125;
+    auto rank_lr = [](Trainer& t) {
+      return static_cast<torch::optim::AdamWOptions&>(t.optimizer().param_groups()[1].options()).lr();
+    };
+    auto options = quiet();
+    options.stop_at_step = 6;
+    Trainer early(tiny_model(), c, train, eval, options);
+    early.run();
+    CHECK(rank_lr(early) == c.optimizer.lr_ranks);
+    options.stop_at_step = 8;
+    Trainer late(tiny_model(), c, train, eval, options);
+    late.run();
+    CHECK(rank_lr(late) == 0.125);
+    CHECK(static_cast<torch::optim::AdamWOptions&>(late.optimizer().param_groups()[0].options()).lr() ==
+          c.optimizer.lr_cores);
+  }
   SECTION("by step, inside an epoch") {
     auto c = tiny_training();
     c.late.start_step = 7;

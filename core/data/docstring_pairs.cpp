@@ -9,6 +9,7 @@
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
+#include <limits>
 #include <map>
 #include <sstream>
 
@@ -206,7 +207,8 @@ PyExtraction extract_py_functions(const std::string& source_dir, const std::stri
 
 nlohmann::json DocstringPairSummary::to_json() const {
   return {{"source", source_dir}, {"python", python}, {"python_version", python_version},
-          {"seed", seed}, {"max_per_module", max_per_module}, {"files", files},
+          {"seed", seed}, {"max_per_module", max_per_module},
+          {"train_negatives", train_negatives}, {"files", files},
           {"files_failed", files_failed}, {"functions", functions}, {"modules", modules},
           {"anchors_dropped", anchors_dropped}, {"train", split_json(train)},
           {"dev", split_json(dev)}, {"test", split_json(test)}};
@@ -220,11 +222,13 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
       options.dev_fraction + options.test_fraction >= 1)
     throw Error("dev and test fractions must be >= 0 and leave room for train");
   if (options.max_per_module < 0) throw Error("max_per_module must be >= 0 (0 = all)");
+  if (options.train_negatives < 1) throw Error("train_negatives must be >= 1");
 
   DocstringPairSummary summary;
   summary.python = options.python;
   summary.seed = options.seed;
   summary.max_per_module = options.max_per_module;
+  summary.train_negatives = options.train_negatives;
   std::vector<std::string> info;
   run_lines({options.python, "-I", "-c",
              "import sys, sysconfig; print(sys.version.split()[0]); "
@@ -283,6 +287,8 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
   for (size_t s = 0; s < 3; ++s) {
     const Split& split = splits[s];
     DocstringPairSplit& result = *results[s];
+    // A stream per split: dev and test do not depend on how many draws train makes.
+    Rng split_rng(rng.below(std::numeric_limits<uint64_t>::max()));
     std::vector<size_t> pool;  // the docstrings this split may use as contradictions
     for (size_t m : split.modules) {
       const auto& fns = modules[m].functions;
@@ -296,38 +302,54 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
         std::vector<size_t> neutrals;
         for (size_t f : module.functions)
           if (functions[f].doc != anchor.doc) neutrals.push_back(f);
-        // Bounded tries: a pool whose other docstrings all equal this one gives none.
-        int64_t contradiction = -1;
-        for (int tries = 0; tries < 100 && contradiction < 0 && !neutrals.empty(); ++tries) {
-          const size_t f = pool[rng.below(pool.size())];
-          if (functions[f].module != anchor.module && functions[f].doc != anchor.doc)
-            contradiction = static_cast<int64_t>(f);
+        const int64_t draws = s == 0 ? options.train_negatives : 1;
+        std::vector<std::array<size_t, 3>> triples;
+        auto used = [&](size_t f, size_t label) {
+          for (const auto& t : triples)
+            if (t[label] == f) return true;
+          return false;
+        };
+        for (int64_t draw = 0; draw < draws && !neutrals.empty(); ++draw) {
+          // Bounded tries: a pool whose other docstrings all equal this one gives none.
+          int64_t contradiction = -1;
+          for (int tries = 0; tries < 100 && contradiction < 0; ++tries) {
+            const size_t f = pool[split_rng.below(pool.size())];
+            if (functions[f].module != anchor.module && functions[f].doc != anchor.doc &&
+                (!used(f, 2) || tries >= 10))
+              contradiction = static_cast<int64_t>(f);
+          }
+          if (contradiction < 0) break;
+          // Another neutral than the earlier draws' while there is one (a few tries).
+          size_t neutral = neutrals[split_rng.below(neutrals.size())];
+          for (int tries = 0; tries < 10 && used(neutral, 1); ++tries)
+            neutral = neutrals[split_rng.below(neutrals.size())];
+          triples.push_back({a, neutral, static_cast<size_t>(contradiction)});
         }
-        if (neutrals.empty() || contradiction < 0) {
+        if (triples.empty()) {
           ++summary.anchors_dropped;
           continue;
         }
-        const size_t sources[] = {a, neutrals[rng.below(neutrals.size())],
-                                  static_cast<size_t>(contradiction)};
-        const std::string prompt_id = std::to_string(prompt++);
-        for (size_t label = 0; label < 3; ++label) {
-          const PyFunction& doc = functions[sources[label]];
-          const char* name = nli_label_name(static_cast<NliLabel>(label));
-          rows.push_back({{"annotator_labels", {name}},
-                          {"genre", top_package(anchor.module)},
-                          {"gold_label", name},
-                          {"pairID", prompt_id + kLabelLetters[label]},
-                          {"promptID", prompt_id},
-                          {"sentence1", anchor.code},
-                          {"sentence2", doc.doc},
-                          {"function", anchor.module + ":" + anchor.name},
-                          {"docstring_of", doc.module + ":" + doc.name}});
-          ++result.per_label[label];
+        for (const auto& sources : triples) {
+          const std::string prompt_id = std::to_string(prompt++);
+          for (size_t label = 0; label < 3; ++label) {
+            const PyFunction& doc = functions[sources[label]];
+            const char* name = nli_label_name(static_cast<NliLabel>(label));
+            rows.push_back({{"annotator_labels", {name}},
+                            {"genre", top_package(anchor.module)},
+                            {"gold_label", name},
+                            {"pairID", prompt_id + kLabelLetters[label]},
+                            {"promptID", prompt_id},
+                            {"sentence1", anchor.code},
+                            {"sentence2", doc.doc},
+                            {"function", anchor.module + ":" + anchor.name},
+                            {"docstring_of", doc.module + ":" + doc.name}});
+            ++result.per_label[label];
+          }
         }
         ++result.functions;
       }
     }
-    rng.shuffle(rows);
+    split_rng.shuffle(rows);
     result.file = (fs::path(options.out_dir) / (std::string(kSplitNames[s]) + ".jsonl")).string();
     result.modules = static_cast<int64_t>(split.modules.size());
     result.pairs = static_cast<int64_t>(rows.size());

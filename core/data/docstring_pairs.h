@@ -51,6 +51,10 @@ struct DocstringPairOptions {
   std::string python = default_python();
   uint64_t seed = 1;
   int64_t max_per_module = 0;  // functions used as anchors per module; 0 = all
+  // Triples per training function, each with another neutral and contradiction docstring
+  // where there are others (the entailment row repeats); dev and test keep one. More
+  // negatives per function make the cross-segment match, not the pairs, worth learning.
+  int64_t train_negatives = 3;
   double dev_fraction = 0.1, test_fraction = 0.1;
   std::function<void(const std::string&)> log;  // progress lines
 };
@@ -65,6 +69,7 @@ struct DocstringPairSummary {
   std::string source_dir, python, python_version;
   uint64_t seed = 0;
   int64_t max_per_module = 0;
+  int64_t train_negatives = 1;
   int64_t files = 0, files_failed = 0;
   int64_t functions = 0;          // with a docstring of 3+ words and a body
   int64_t modules = 0;            // with 2+ such functions (the others cannot give neutrals)

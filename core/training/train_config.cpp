@@ -51,7 +51,7 @@ nlohmann::json TrainConfig::to_json() const {
     j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
                        {"loss_target", late.loss_target}, {"size_target", late.size_target},
                        {"size_ratio", late.size_ratio}, {"omega", {late.omega_loss, late.omega_size}},
-                       {"rho", late.rho}};
+                       {"rho", late.rho}, {"lr_ranks", late.lr_ranks}};
   return j;
 }
 
@@ -124,6 +124,7 @@ TrainConfig read_train_config(const ConfigReader& r) {
       throw Error(l.path() + ": give size_target (absolute) or size_ratio, not both");
     x.omega_loss = l.number("omega_loss", x.omega_loss);
     x.omega_size = l.number("omega_size", x.omega_size);
+    x.lr_ranks = l.number("lr_ranks", x.lr_ranks);
     x.rho = l.number("rho", x.rho);
     l.finish();
     if (x.start_step == 0 && x.start_epoch >= c.epochs)

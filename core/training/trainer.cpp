@@ -137,6 +137,12 @@ bool Trainer::late_due() const {
   return l.start_step > 0 ? state_.step >= l.start_step : state_.epoch >= l.start_epoch;
 }
 
+OptimizerConfig Trainer::stage_rates() const {
+  auto rates = config_.optimizer;
+  if (state_.late && config_.late.lr_ranks > 0) rates.lr_ranks = config_.late.lr_ranks;
+  return rates;
+}
+
 void Trainer::start_late() {
   const auto exact = static_cast<double>(model_size(*model_).tensorized);
   objective_->start_late(exact);
@@ -218,7 +224,7 @@ RunResult Trainer::run() {
         break;
       }
       if (late_due()) start_late();
-      set_learning_rates(*optimizer_, config_.optimizer,
+      set_learning_rates(*optimizer_, stage_rates(),
                          lr_factor(config_.schedule, state_.step, total_steps));
       const auto batch = train_.batch(order[state_.step_in_epoch]);
       const auto t0 = Clock::now();

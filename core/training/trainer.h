@@ -70,6 +70,8 @@ class Trainer {
  private:
   bool late_due() const;
   void start_late();
+  // The configured learning rates, with the late stage's rank-vector rate once it runs.
+  OptimizerConfig stage_rates() const;
   EpochMetrics epoch_metrics(bool partial, double elapsed_s);
   void save();
   std::string progress_text(int64_t batches, int64_t end_step, double seconds_per_step) const;

@@ -23,6 +23,9 @@ int run(int argc, char** argv) {
       cxxopts::value<uint64_t>()->default_value("1"))(
       "max-per-module", "Functions paired per module (0 = all)",
       cxxopts::value<int64_t>()->default_value("0"))(
+      "train-negatives", "Triples per training function, each with another neutral and "
+      "contradiction docstring (dev and test keep one)",
+      cxxopts::value<int64_t>()->default_value("3"))(
       "dev-fraction", "Share of functions for dev", cxxopts::value<double>()->default_value("0.1"))(
       "test-fraction", "Share of functions for test",
       cxxopts::value<double>()->default_value("0.1"))(
@@ -36,6 +39,7 @@ int run(int argc, char** argv) {
   o.python = r["python"].as<std::string>();
   o.seed = r["seed"].as<uint64_t>();
   o.max_per_module = r["max-per-module"].as<int64_t>();
+  o.train_negatives = r["train-negatives"].as<int64_t>();
   o.dev_fraction = r["dev-fraction"].as<double>();
   o.test_fraction = r["test-fraction"].as<double>();
   o.log = [](const std::string& line) { std::cerr << line << std::endl; };
