@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build, build the default task (code/docstring pairs), then a small sweep
 # on it: a dense and an early-stage baseline and five (L0, S0) targets of the late stage, about
-# 10 minutes on 2 cores. Prints the Pareto front (eval loss vs size) and writes
+# 8 minutes on a fresh 2-core machine, most of it setup and the build. Prints the Pareto front (eval loss vs size) and writes
 # results/quickstart.db and results/quickstart_pareto.png. Re-running it resumes the sweep:
 # complete trials are kept, an interrupted one is run again.
 set -euo pipefail
