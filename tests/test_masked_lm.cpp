@@ -9,11 +9,13 @@
 #include "core/training/training_step.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
+#include "tests/support/temp_dir.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 
 #include <filesystem>
+#include <fstream>
 #include <random>
 
 using namespace comera;
@@ -73,14 +75,6 @@ TrainerOptions quiet(const std::string& checkpoint = "") {
   o.checkpoint = checkpoint;
   o.masking = masking();
   return o;
-}
-
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / "comera_test_masked_lm";
-  std::filesystem::create_directories(dir);
-  const auto p = (dir / name).string();
-  std::filesystem::remove(p);
-  return p;
 }
 
 }  // namespace
@@ -163,7 +157,8 @@ TEST_CASE("the masked-LM decoder is tied to the word embedding (float64 referenc
     const auto positions = at::tensor(std::vector<int64_t>{1, 4, 9});
     const auto logits = model->masked_lm(batch.input_ids, batch.segment_ids, batch.attention_mask, positions);
 
-    // Reference: the encoder output, then BERT's head with the table looked up id by id.
+    // Reference: the encoder output, then BERT's head with the table looked up id by id on the
+    // TTM's naive path (its core slices contracted one after another).
     const auto params = model->named_parameters();
     const auto hidden = model->forward(batch.input_ids, batch.segment_ids, batch.attention_mask)
                             .reshape({-1, 16})
@@ -175,7 +170,7 @@ TEST_CASE("the masked-LM decoder is tied to the word embedding (float64 referenc
     std::vector<at::Tensor> rows;
     for (int64_t id = 0; id < kVocab; ++id) {
       const auto one = at::full({1}, id, at::kLong);
-      rows.push_back(tensorized ? word->as<TTMEmbeddingImpl>()->forward(one).reshape({16})
+      rows.push_back(tensorized ? word->as<TTMEmbeddingImpl>()->forward_naive(one).reshape({16})
                                 : params["embeddings.word.weight"][id]);
     }
     // Logits scaled by 1/sqrt(d_model), as for T5's tied output layer.
@@ -214,7 +209,8 @@ TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ran
   pre.batch_size = 16;
   pre.optimizer.lr_ranks = 5e-2;
   pre.early.gamma = 1.0;  // prunes rank slices, so the checkpoint's shapes are truncated
-  const auto checkpoint = temp_path("pre.pt");
+  comera::testing::TempDir dir;
+  const auto checkpoint = dir.file("pre.pt");
   Trainer t(parse_model_config(model_json(true, true, 0)), pre, train, eval, quiet(checkpoint));
   REQUIRE(t.run().status == RunStatus::Completed);
   const auto pre_ranks = allocated_ranks(*t.model());
@@ -255,9 +251,16 @@ TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ran
                     Contains("other model settings"));
   CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, false, 3)), fine, train, eval, quiet()),
                     Contains("other model settings"));
-  fine.init_from = temp_path("missing.pt");
+  fine.init_from = dir.file("missing.pt");
   CHECK_THROWS_WITH(Trainer(classifier, fine, train, eval, quiet()),
-                    Contains("training.init_from") && Contains("does not exist"));
+                    Contains("missing.pt does not exist") && Contains("training.init_from"));
+  // A damaged checkpoint is named and left alone (no advice to delete it).
+  fine.init_from = dir.file("damaged.pt");
+  std::ofstream(fine.init_from) << "not a checkpoint";
+  CHECK_THROWS_WITH(Trainer(classifier, fine, train, eval, quiet()),
+                    Contains("damaged.pt cannot be read") && Contains("training.init_from") &&
+                        !Contains("delete"));
+  CHECK(std::filesystem::exists(fine.init_from));
   CHECK(dense_checkpoint_path("results/checkpoints/x.pt") == "results/checkpoints/x_dense.pt");
 }
 

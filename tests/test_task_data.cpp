@@ -4,6 +4,7 @@
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
+#include "tests/support/temp_dir.h"
 
 #include <nlohmann/json.hpp>
 
@@ -15,9 +16,8 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::filesystem::path fixture_dir() {
-  const auto dir = std::filesystem::temp_directory_path() / "comera_test_task_data";
-  std::filesystem::create_directories(dir);
+// vocab.txt, train.jsonl and dev.jsonl (the same five pairs) in `dir`.
+void write_fixture(const std::filesystem::path& dir) {
   std::ofstream(dir / "vocab.txt") << "[PAD]\n[UNK]\n[CLS]\n[SEP]\n[MASK]\nthe\ncode\nreads\na\nfile\n";
   std::ofstream rows(dir / "train.jsonl");
   const char* labels[] = {"entailment", "neutral", "contradiction", "entailment", "neutral"};
@@ -26,9 +26,7 @@ std::filesystem::path fixture_dir() {
                            {"gold_label", label}}.dump()
          << "\n";
   rows.close();
-  std::filesystem::copy_file(dir / "train.jsonl", dir / "dev.jsonl",
-                             std::filesystem::copy_options::overwrite_existing);
-  return dir;
+  std::filesystem::copy_file(dir / "train.jsonl", dir / "dev.jsonl");
 }
 
 DataConfig config(const nlohmann::json& j) { return read_data_config(ConfigReader(j, "data")); }
@@ -36,7 +34,9 @@ DataConfig config(const nlohmann::json& j) { return read_data_config(ConfigReade
 }  // namespace
 
 TEST_CASE("task data keeps only the configured gold labels", "[task_data]") {
-  const auto dir = fixture_dir();
+  comera::testing::TempDir temp;
+  const std::filesystem::path dir = temp.file("");
+  write_fixture(dir);
   const nlohmann::json base = {{"dir", dir.string()}, {"vocab", (dir / "vocab.txt").string()},
                                {"max_length", 16}};
   const auto all = load_task_data(config(base));

@@ -111,31 +111,35 @@ at::Tensor TTMEmbeddingImpl::forward(const at::Tensor& ids) {
       inverse = std::get<1>(u);
     }
   }
-  const auto cores = scaled_cores(cores_, rank_vectors_, options.threshold());
-  const auto& modes = shape_.vocab_modes();
-  const size_t d = cores.size();
-  at::Tensor rows;
-  if (d == 1) {
-    rows = chain_rows({lookup_layout(cores[0])}, {unique});
-  } else {
-    // Split the chain where the two merged tables are smallest; each row then costs one
-    // (E_left x r) · (r x E_right) product.
-    size_t split = 1;
-    int64_t best = std::numeric_limits<int64_t>::max();
-    for (size_t h = 1; h < d; ++h) {
-      const int64_t left = product(modes, 0, h) * product(shape_.emb_modes(), 0, h);
-      const int64_t right = product(modes, h, d) * product(shape_.emb_modes(), h, d);
-      const int64_t entries = shape_.ranks()[h] * (left + right);
-      if (entries < best) best = entries, split = h;
-    }
-    rows = pair_rows(lookup_layout(merged_core(cores, 0, split)),
-                     lookup_layout(merged_core(cores, split, d)),
-                     table_index(unique, modes, 0, split), table_index(unique, modes, split, d));
-  }
+  auto rows = merged_rows(unique);
   if (inverse.defined()) rows = rows.index_select(0, inverse);
   auto sizes = ids.sizes().vec();
   sizes.push_back(shape_.dim());
   return rows.view(sizes);
+}
+
+at::Tensor TTMEmbeddingImpl::table() {
+  return merged_rows(at::arange(shape_.vocab(), at::TensorOptions(at::kLong)));
+}
+
+at::Tensor TTMEmbeddingImpl::merged_rows(const at::Tensor& ids) {
+  const auto cores = scaled_cores(cores_, rank_vectors_, options.threshold());
+  const auto& modes = shape_.vocab_modes();
+  const size_t d = cores.size();
+  if (d == 1) return chain_rows({lookup_layout(cores[0])}, {ids});
+  // Split the chain where the two merged tables are smallest; each row then costs one
+  // (E_left x r) · (r x E_right) product.
+  size_t split = 1;
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (size_t h = 1; h < d; ++h) {
+    const int64_t left = product(modes, 0, h) * product(shape_.emb_modes(), 0, h);
+    const int64_t right = product(modes, h, d) * product(shape_.emb_modes(), h, d);
+    const int64_t entries = shape_.ranks()[h] * (left + right);
+    if (entries < best) best = entries, split = h;
+  }
+  return pair_rows(lookup_layout(merged_core(cores, 0, split)),
+                   lookup_layout(merged_core(cores, split, d)), table_index(ids, modes, 0, split),
+                   table_index(ids, modes, split, d));
 }
 
 at::Tensor TTMEmbeddingImpl::forward_naive(const at::Tensor& ids) {

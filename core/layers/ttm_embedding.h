@@ -39,6 +39,8 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
   at::Tensor forward(const at::Tensor& ids);
   // Reference path: per id, contract its d core slices one after another.
   at::Tensor forward_naive(const at::Tensor& ids);
+  // The whole (vocab, D) table by the optimised path (no dedup: every id occurs once).
+  at::Tensor table();
   void pretty_print(std::ostream& stream) const override;
 
   const TTMShape& shape() const { return shape_; }
@@ -54,6 +56,9 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
   TTMEmbeddingOptions options;
 
  private:
+  // Rows of `ids` (flat int64, in range) through the two merged tables.
+  at::Tensor merged_rows(const at::Tensor& ids);
+
   TTMShape shape_;
   std::vector<at::Tensor> cores_;         // core k: (r_{k-1}, v_k, e_k, r_k)
   std::vector<at::Tensor> rank_vectors_;  // d_k: (r_k), k = 1..d-1

@@ -3,7 +3,6 @@
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
 
-#include <ATen/ATen.h>
 #include <torch/nn/init.h>
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
@@ -37,9 +36,7 @@ EmbeddingLayer::EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& 
         TTMEmbeddingOptions(vocab, spec.vocab_modes, spec.emb_modes, spec.ranks).threshold(threshold));
     module_ = ttm.ptr();
     forward_ = [m = ttm.get()](const at::Tensor& ids) { return m->forward(ids); };
-    table_ = [m = ttm.get(), vocab]() {
-      return m->forward(at::arange(vocab, at::TensorOptions(at::kLong)));
-    };
+    table_ = [m = ttm.get()]() { return m->table(); };
     return;
   }
   torch::nn::Embedding dense(torch::nn::EmbeddingOptions(vocab, dim));

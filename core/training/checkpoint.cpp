@@ -97,10 +97,9 @@ std::string dense_checkpoint_path(const std::string& path) {
   return (p.parent_path() / (p.stem().string() + "_dense" + p.extension().string())).string();
 }
 
-Checkpoint::Checkpoint(const std::string& path)
+Checkpoint::Checkpoint(const std::string& path, const std::string& fix)
     : path_(path), archive_(std::make_shared<torch::serialize::InputArchive>()) {
-  if (!std::filesystem::exists(path))
-    throw Error("checkpoint " + path + " does not exist (run without --resume to start afresh)");
+  if (!std::filesystem::exists(path)) throw Error("checkpoint " + path + " does not exist (" + fix + ")");
   try {
     archive_->load_from(path);
     if (read_string(*archive_, "format") != kFormat) throw Error("unknown format");
@@ -109,8 +108,7 @@ Checkpoint::Checkpoint(const std::string& path)
     ranks_ = nlohmann::json::parse(read_string(*archive_, "ranks"))
                  .get<std::map<std::string, std::vector<int64_t>>>();
   } catch (const std::exception& e) {
-    throw Error("checkpoint " + path + " cannot be read (" + error_message(e) +
-                "); delete it to start afresh");
+    throw Error("checkpoint " + path + " cannot be read (" + error_message(e) + "); " + fix);
   }
 }
 

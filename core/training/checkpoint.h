@@ -50,8 +50,10 @@ std::string dense_checkpoint_path(const std::string& path);
 
 class Checkpoint {
  public:
-  // Throws comera::Error naming the file when it is missing or not a comera checkpoint.
-  explicit Checkpoint(const std::string& path);
+  // Throws comera::Error naming the file and `fix` when it is missing or not a comera
+  // checkpoint.
+  explicit Checkpoint(const std::string& path,
+                      const std::string& fix = "run without --resume, or delete it, to start afresh");
   const std::string& path() const { return path_; }
   const TrainerState& state() const { return state_; }
   const nlohmann::json& identity() const { return identity_; }

@@ -100,11 +100,10 @@ Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& tra
                 << options_.checkpoint << "; continuing with the new ones\n";
     checkpoint->load_model(*model_);
   } else if (!config_.init_from.empty()) {
-    if (!std::filesystem::exists(config_.init_from))
-      throw Error("training.init_from: checkpoint " + config_.init_from +
-                  " does not exist (run the experiment that writes it first, e.g. the masked-LM "
-                  "pre-training preset)");
-    const auto loaded = Checkpoint(config_.init_from).init_model(*model_, model_config_.to_json());
+    const Checkpoint start(config_.init_from,
+                           "training.init_from: run the experiment that writes it first, e.g. the "
+                           "masked-LM pre-training preset, or point init_from elsewhere");
+    const auto loaded = start.init_model(*model_, model_config_.to_json());
     if (options_.log_epochs)
       std::cerr << "initialised from " << config_.init_from << ": " << loaded
                 << " tensors (embeddings and encoders); heads start fresh\n";
