@@ -1,7 +1,9 @@
 // Masked-LM pre-training: BERT's token corruption, the tied decoder against plain ATen in
 // float64, a pre-training run that learns, and starting a classifier from its checkpoint.
+#include "core/data/pair_dataset.h"
 #include "core/data/token_masking.h"
 #include "core/layers/ttm_embedding.h"
+#include "core/models/model_kind.h"
 #include "core/models/transformer.h"
 #include "core/training/checkpoint.h"
 #include "core/training/rank_truncation.h"
@@ -71,10 +73,17 @@ nlohmann::json model_json(bool tensorized, bool masked_lm, int64_t classes) {
 
 TrainerOptions quiet(const std::string& checkpoint = "") {
   TrainerOptions o;
-  o.progress = o.log_epochs = false;
   o.checkpoint = checkpoint;
-  o.masking = masking();
   return o;
+}
+
+// The copy task's vocabulary, as load_task_data would describe it.
+TaskData mlm_data(const PairDataset& train, const PairDataset& eval, int64_t mask_id = kMask) {
+  TaskData d{std::make_shared<PairDataset>(train), std::make_shared<PairDataset>(eval), {}, "", ""};
+  d.info.vocab_size = kVocab;
+  d.info.mask_id = mask_id;
+  d.info.special_ids = {kPad, kCls, kSep};
+  return d;
 }
 
 }  // namespace
@@ -154,13 +163,15 @@ TEST_CASE("the masked-LM decoder is tied to the word embedding (float64 referenc
     model->eval();
     at::NoGradGuard no_grad;
     const auto batch = copy_pairs(3, 9).batch({0, 1, 2});
+    const auto &ids = batch.at("input_ids"), &segments = batch.at("segment_ids"),
+               &mask = batch.at("attention_mask");
     const auto positions = at::tensor(std::vector<int64_t>{1, 4, 9});
-    const auto logits = model->masked_lm(batch.input_ids, batch.segment_ids, batch.attention_mask, positions);
+    const auto logits = model->masked_lm(ids, segments, mask, positions);
 
     // Reference: the encoder output, then BERT's head with the table looked up id by id on the
     // TTM's naive path (its core slices contracted one after another).
     const auto params = model->named_parameters();
-    const auto hidden = model->forward(batch.input_ids, batch.segment_ids, batch.attention_mask)
+    const auto hidden = model->forward(ids, segments, mask)
                             .reshape({-1, 16})
                             .index_select(0, positions);
     auto h = at::gelu(at::linear(hidden, params["masked_lm.transform.weight"],
@@ -178,7 +189,7 @@ TEST_CASE("the masked-LM decoder is tied to the word embedding (float64 referenc
     REQUIRE(logits.sizes() == expected.sizes());
     CHECK(at::allclose(logits, expected, 1e-10, 1e-10));
     // Every position at once agrees with the gathered ones.
-    const auto all = model->masked_lm(batch.input_ids, batch.segment_ids, batch.attention_mask);
+    const auto all = model->masked_lm(ids, segments, mask);
     CHECK(at::allclose(all.reshape({-1, kVocab}).index_select(0, positions), logits, 1e-12, 1e-12));
   }
 }
@@ -186,12 +197,12 @@ TEST_CASE("the masked-LM decoder is tied to the word embedding (float64 referenc
 TEST_CASE("masked-LM pre-training learns to read a token from the other segment", "[masked_lm]") {
   const auto train = copy_pairs(400, 1), eval = copy_pairs(100, 2);
   TrainConfig c;
-  c.task = TaskKind::MaskedLM;
+  c.task.kind = "masked_lm";
   c.epochs = 20;
   c.batch_size = 16;
   c.eval_batch_size = 50;
   c.optimizer.lr_other = 1e-2;
-  Trainer t(parse_model_config(model_json(false, true, 0)), c, train, eval, quiet());
+  Trainer t(parse_model_spec(model_json(false, true, 0), c.task), c, mlm_data(train, eval), quiet());
   const auto r = t.run();
   REQUIRE(r.status == RunStatus::Completed);
   INFO("masked-LM accuracy " << r.epochs.front().accuracy << " -> " << r.epochs.back().accuracy);
@@ -204,25 +215,25 @@ TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ran
           "[masked_lm]") {
   const auto train = copy_pairs(64, 1), eval = copy_pairs(16, 2);
   TrainConfig pre;
-  pre.task = TaskKind::MaskedLM;
+  pre.task.kind = "masked_lm";
   pre.epochs = 3;
   pre.batch_size = 16;
   pre.optimizer.lr_ranks = 5e-2;
   pre.early.gamma = 1.0;  // prunes rank slices, so the checkpoint's shapes are truncated
   comera::testing::TempDir dir;
   const auto checkpoint = dir.file("pre.pt");
-  Trainer t(parse_model_config(model_json(true, true, 0)), pre, train, eval, quiet(checkpoint));
+  Trainer t(parse_model_spec(model_json(true, true, 0), pre.task), pre, mlm_data(train, eval), quiet(checkpoint));
   REQUIRE(t.run().status == RunStatus::Completed);
-  const auto pre_ranks = allocated_ranks(*t.model());
+  const auto pre_ranks = allocated_ranks(t.model());
 
   TrainConfig fine;
   fine.epochs = 1;
   fine.init_from = checkpoint;
-  const auto classifier = parse_model_config(model_json(true, false, 3));
-  Trainer started(classifier, fine, train, eval, quiet());
-  const auto pre_params = t.model()->named_parameters();
+  const auto classifier = parse_model_spec(model_json(true, false, 3));
+  Trainer started(classifier, fine, mlm_data(train, eval), quiet());
+  const auto pre_params = t.model().named_parameters();
   int64_t compared = 0;
-  for (const auto& p : started.model()->named_parameters()) {
+  for (const auto& p : started.model().named_parameters()) {
     INFO(p.key());
     if (p.key().rfind("classification.", 0) == 0) {
       CHECK_FALSE(pre_params.contains(p.key()));
@@ -234,7 +245,7 @@ TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ran
   }
   CHECK(compared > 10);
   bool truncated = false;
-  for (const auto& [name, ranks] : allocated_ranks(*started.model())) {
+  for (const auto& [name, ranks] : allocated_ranks(started.model())) {
     if (name.rfind("classification.", 0) == 0) continue;
     CHECK(ranks == pre_ranks.at(name));
     truncated = truncated || ranks != std::vector<int64_t>(ranks.size(), 6);
@@ -247,17 +258,17 @@ TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ran
   wider["ffn"] = 64;
   wider["tensorized"]["ffn_in"]["out_modes"] = {8, 8};
   wider["tensorized"]["ffn_out"]["in_modes"] = {8, 8};
-  CHECK_THROWS_WITH(Trainer(parse_model_config(wider), fine, train, eval, quiet()),
+  CHECK_THROWS_WITH(Trainer(parse_model_spec(wider, fine.task), fine, mlm_data(train, eval), quiet()),
                     Contains("other model settings"));
-  CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, false, 3)), fine, train, eval, quiet()),
+  CHECK_THROWS_WITH(Trainer(parse_model_spec(model_json(false, false, 3), fine.task), fine, mlm_data(train, eval), quiet()),
                     Contains("other model settings"));
   fine.init_from = dir.file("missing.pt");
-  CHECK_THROWS_WITH(Trainer(classifier, fine, train, eval, quiet()),
+  CHECK_THROWS_WITH(Trainer(classifier, fine, mlm_data(train, eval), quiet()),
                     Contains("missing.pt does not exist") && Contains("training.init_from"));
   // A damaged checkpoint is named and left alone (no advice to delete it).
   fine.init_from = dir.file("damaged.pt");
   std::ofstream(fine.init_from) << "not a checkpoint";
-  CHECK_THROWS_WITH(Trainer(classifier, fine, train, eval, quiet()),
+  CHECK_THROWS_WITH(Trainer(classifier, fine, mlm_data(train, eval), quiet()),
                     Contains("damaged.pt cannot be read") && Contains("training.init_from") &&
                         !Contains("delete"));
   CHECK(std::filesystem::exists(fine.init_from));
@@ -267,11 +278,9 @@ TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ran
 TEST_CASE("masked-LM training needs its head and a [MASK] id", "[masked_lm]") {
   const auto train = copy_pairs(8, 1);
   TrainConfig c;
-  c.task = TaskKind::MaskedLM;
-  CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, false, 3)), c, train, train, quiet()),
-                    Contains("model.masked_lm: true"));
-  auto no_mask = quiet();
-  no_mask.masking.mask_id = -1;
-  CHECK_THROWS_WITH(Trainer(parse_model_config(model_json(false, true, 0)), c, train, train, no_mask),
+  c.task.kind = "masked_lm";
+  CHECK_THROWS_WITH(parse_model_spec(model_json(false, false, 3), c.task), Contains("model.masked_lm: true"));
+  CHECK_THROWS_WITH(Trainer(parse_model_spec(model_json(false, true, 0), c.task), c,
+                            mlm_data(train, train, -1), quiet()),
                     Contains("[MASK]"));
 }

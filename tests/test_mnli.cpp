@@ -171,15 +171,16 @@ TEST_CASE("batches pad to the longest pair or a fixed length, with a mask", "[mn
                 t.pad_id());
   CHECK(d.longest() == 8);
   auto b = d.batch({1, 0});
-  CHECK(b.input_ids.sizes() == at::IntArrayRef({2, 8}));
-  CHECK(b.input_ids.scalar_type() == at::kLong);
-  CHECK(to_ids(b.input_ids) == Ids{2, 9, 10, 11, 3, 9, 10, 3, /**/ 2, 9, 3, 10, 3, 0, 0, 0});
-  CHECK(to_ids(b.segment_ids) == Ids{0, 0, 0, 0, 0, 1, 1, 1, /**/ 0, 0, 0, 1, 1, 0, 0, 0});
-  CHECK(to_ids(b.attention_mask) == Ids{1, 1, 1, 1, 1, 1, 1, 1, /**/ 1, 1, 1, 1, 1, 0, 0, 0});
-  CHECK(to_ids(b.labels) == Ids{1, 0});
+  CHECK(b.examples() == 2);
+  CHECK(b.at("input_ids").sizes() == at::IntArrayRef({2, 8}));
+  CHECK(b.at("input_ids").scalar_type() == at::kLong);
+  CHECK(to_ids(b.at("input_ids")) == Ids{2, 9, 10, 11, 3, 9, 10, 3, /**/ 2, 9, 3, 10, 3, 0, 0, 0});
+  CHECK(to_ids(b.at("segment_ids")) == Ids{0, 0, 0, 0, 0, 1, 1, 1, /**/ 0, 0, 0, 1, 1, 0, 0, 0});
+  CHECK(to_ids(b.at("attention_mask")) == Ids{1, 1, 1, 1, 1, 1, 1, 1, /**/ 1, 1, 1, 1, 1, 0, 0, 0});
+  CHECK(to_ids(b.at("labels")) == Ids{1, 0});
   auto fixed = d.batch({2}, 10);
-  CHECK(to_ids(fixed.input_ids) == Ids{2, 11, 3, 11, 11, 3, 0, 0, 0, 0});
-  CHECK(to_ids(fixed.attention_mask) == Ids{1, 1, 1, 1, 1, 1, 0, 0, 0, 0});
+  CHECK(to_ids(fixed.at("input_ids")) == Ids{2, 11, 3, 11, 11, 3, 0, 0, 0, 0});
+  CHECK(to_ids(fixed.at("attention_mask")) == Ids{1, 1, 1, 1, 1, 1, 0, 0, 0, 0});
   CHECK_THROWS_WITH(d.batch({1}, 5), Contains("a pair of 8 tokens does not fit the fixed length 5"));
 }
 

@@ -17,6 +17,7 @@
 #include <torch/nn/modules/linear.h>
 
 #include <algorithm>
+#include <filesystem>
 #include <set>
 #include <vector>
 
@@ -78,7 +79,7 @@ TEST_CASE("the paper's preset has 66,957,315 parameters dense and 1,490,157 tens
   // Dense by hand: embeddings 30522*768 + 512*768 + 2*768 + LN 2*768 = 23,837,184; per layer
   // 4*(768*768+768) + (768*3072+3072) + (3072*768+768) + 2 LN 2*768 = 7,087,872 (x6);
   // head 768*768+768 + 768*3+3 = 592,899.
-  Transformer dense(e.model.dense());
+  Transformer dense(parse_model_config(e.model.dense().settings));
   const auto ds = model_size(*dense);
   CHECK(ds.total_params == 23837184 + 6 * 7087872 + 592899);
   CHECK(ds.total_params == 66957315);
@@ -87,7 +88,7 @@ TEST_CASE("the paper's preset has 66,957,315 parameters dense and 1,490,157 tens
   // Tensorized by hand: TTM 167,808 cores + 96 rank entries; per layer Q/K/V/O 4*(20,448 + 114
   // + 768), FFN in 28,960 + 118 + 3,072, FFN out 28,960 + 118 + 768, LN 3,072 = 150,388 (x6);
   // pooler 20,448 + 114 + 768, classifier 2,307; position, segment, LN 396,288.
-  Transformer tt(e.model);
+  Transformer tt(parse_model_config(e.model.settings));
   const auto ts = model_size(*tt);
   CHECK(ts.total_params == 167904 + 396288 + 6 * 150388 + 21330 + 2307);
   CHECK(ts.total_params == 1490157);
@@ -220,11 +221,17 @@ TEST_CASE("model config errors name the key and the fix", "[models]") {
 }
 
 TEST_CASE("every preset in experiments/ loads", "[models]") {
-  for (const char* name : {"mnli_six_encoder.json"}) {
-    INFO(name);
-    const auto e = load_experiment(preset(name));
-    CHECK(e.model.any_tensorized());
+  int presets = 0;
+  for (const auto& entry : std::filesystem::directory_iterator(preset(""))) {
+    if (entry.path().extension() != ".json") continue;
+    INFO(entry.path());
+    const auto e = load_experiment(entry.path().string());
+    CHECK(e.model.kind == "transformer");
+    CHECK(parse_model_config(e.model.settings).any_tensorized());
+    CHECK_FALSE(parse_model_config(e.model.dense().settings).any_tensorized());
+    ++presets;
   }
+  CHECK(presets >= 3);
   const auto e = load_experiment(preset("mnli_six_encoder.json"));
   CHECK(e.training.batch_size == 32);
   CHECK(e.training.optimizer.lr_cores == 1e-4);

@@ -77,7 +77,6 @@ int64_t expected_epochs(const Row& row, int epochs) { return row.number == 2 ? e
 SweepOptions quiet_options(const std::string& db) {
   SweepOptions o;
   o.db_path = db;
-  o.progress = false;
   return o;
 }
 

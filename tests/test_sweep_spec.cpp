@@ -1,5 +1,6 @@
 // Sweep specs: axis parsing, grid and seeded random expansion, shapes and rank caps, baselines,
 // published figures, and shard splitting; against hand-written expectations.
+#include "core/formats/factorize.h"
 #include "core/util/error.h"
 #include "search/sweep/shape_choices.h"
 #include "search/sweep/shard.h"
@@ -105,10 +106,10 @@ TEST_CASE("targets as listed pairs, S0 absolute or as a ratio", "[sweep]") {
 }
 
 TEST_CASE("shapes: factorised into d modes or given, then rank caps", "[sweep]") {
-  CHECK(vocab_modes(30522, 4) == std::vector<int64_t>{14, 14, 13, 12});  // 30,576 rows
-  CHECK(vocab_modes(30522, 3) == std::vector<int64_t>{32, 32, 30});      // 30,720 rows
-  CHECK(vocab_modes(50, 2) == std::vector<int64_t>{8, 7});
-  CHECK(vocab_modes(64, 3) == std::vector<int64_t>{4, 4, 4});
+  CHECK(covering_modes(30522, 4) == std::vector<int64_t>{14, 14, 13, 12});  // 30,576 rows
+  CHECK(covering_modes(30522, 3) == std::vector<int64_t>{32, 32, 30});      // 30,720 rows
+  CHECK(covering_modes(50, 2) == std::vector<int64_t>{8, 7});
+  CHECK(covering_modes(64, 3) == std::vector<int64_t>{4, 4, 4});
 
   json explicit_shape = {{"name", "attn-only"},
                          {"tensorized", {{"attention", {{"in_modes", {8}}, {"out_modes", {8}}, {"ranks", 5}}}}}};

@@ -1,6 +1,7 @@
 // The data section of an experiment: both splits loaded and encoded, the gold-label filter
 // used by masked-LM pre-training, and the masking ids taken from the vocabulary.
-#include "core/training/task_data.h"
+#include "core/data/pair_dataset.h"
+#include "core/data/task_data.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
@@ -40,23 +41,24 @@ TEST_CASE("task data keeps only the configured gold labels", "[task_data]") {
   const nlohmann::json base = {{"dir", dir.string()}, {"vocab", (dir / "vocab.txt").string()},
                                {"max_length", 16}};
   const auto all = load_task_data(config(base));
-  CHECK(all.train.size() == 5);
-  CHECK(all.eval.size() == 5);
+  CHECK(all.train->size() == 5);
+  CHECK(all.eval->size() == 5);
 
   auto only = base;
   only["labels"] = {"entailment"};
   const auto kept = load_task_data(config(only));
-  REQUIRE(kept.train.size() == 2);
-  CHECK(kept.eval.size() == 2);
-  CHECK(kept.train[0].label == 0);
-  CHECK(kept.train[1].label == 0);
+  REQUIRE(kept.train->size() == 2);
+  CHECK(kept.eval->size() == 2);
+  const auto& train = dynamic_cast<const PairDataset&>(*kept.train);
+  CHECK(train[0].label == 0);
+  CHECK(train[1].label == 0);
   // [CLS] the code [SEP] reads a file [SEP]
-  CHECK(kept.train[0].input_ids == std::vector<int64_t>{2, 5, 6, 3, 7, 8, 9, 3});
+  CHECK(train[0].input_ids == std::vector<int64_t>{2, 5, 6, 3, 7, 8, 9, 3});
 
-  const auto m = masking_options(kept);
-  CHECK(m.mask_id == 4);
-  CHECK(m.vocab_size == 10);
-  CHECK(m.never == std::vector<int64_t>{0, 2, 3});
+  CHECK(kept.info.mask_id == 4);
+  CHECK(kept.info.vocab_size == 10);
+  CHECK(kept.info.special_ids == std::vector<int64_t>{0, 2, 3});
+  CHECK(kept.info.max_length == 16);
 
   auto bad = base;
   bad["labels"] = {"entails"};

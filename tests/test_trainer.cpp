@@ -1,6 +1,9 @@
 // The trainer: resume equals an uninterrupted run, truncation mid-training keeps the loss and
 // slices the optimiser state, late-stage switching, NaN stop, evaluation, schedules, groups.
+#include "core/data/pair_dataset.h"
+#include "core/bench/step_benchmark.h"
 #include "core/layers/size.h"
+#include "core/models/model_kind.h"
 #include "core/models/transformer.h"
 #include "core/training/checkpoint.h"
 #include "core/training/fused_adamw.h"
@@ -8,12 +11,12 @@
 #include "core/training/optimizer.h"
 #include "core/training/param_groups.h"
 #include "core/training/rank_truncation.h"
-#include "core/training/step_benchmark.h"
 #include "core/training/trainer.h"
 #include "core/training/training_step.h"
 #include "core/util/allocator.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
+#include "tests/support/same_parameters.h"
 
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>
@@ -24,6 +27,7 @@
 #include <random>
 
 using namespace comera;
+using comera::testing::check_same_parameters;
 using Catch::Matchers::Contains;
 
 namespace {
@@ -48,7 +52,7 @@ PairDataset synthetic_pairs(int64_t n, uint64_t seed) {
   return PairDataset(std::move(pairs), 0);
 }
 
-ModelConfig tiny_model(double threshold = 0.01) {
+ModelConfig tiny_config(double threshold = 0.01) {
   return parse_model_config(nlohmann::json{
       {"vocab", 50}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
       {"max_positions", 16}, {"classes", 3}, {"dropout", 0.1}, {"rank_threshold", threshold},
@@ -57,6 +61,14 @@ ModelConfig tiny_model(double threshold = 0.01) {
         {"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 3}}},
         {"ffn_in", {{"in_modes", {4, 2}}, {"out_modes", {4, 4}}, {"ranks", 3}}},
         {"ffn_out", {{"in_modes", {4, 4}}, {"out_modes", {2, 4}}, {"ranks", 3}}}}}});
+}
+
+ModelSpec tiny_model(double threshold = 0.01) {
+  return parse_model_spec(tiny_config(threshold).to_json());
+}
+
+TaskData pairs_data(const PairDataset& train, const PairDataset& eval) {
+  return {std::make_shared<PairDataset>(train), std::make_shared<PairDataset>(eval), {}, "", ""};
 }
 
 // 3 epochs of 5 batches (24 examples, batch 5: the last batch is short); ranks pruned fast
@@ -89,21 +101,10 @@ std::string temp_path(const std::string& name) {
 
 TrainerOptions quiet(const std::string& checkpoint = "") {
   TrainerOptions o;
-  o.progress = o.log_epochs = false;
   o.checkpoint = checkpoint;
   return o;
 }
 
-void check_same_parameters(Transformer& a, Transformer& b) {
-  const auto pa = a->named_parameters(), pb = b->named_parameters();
-  REQUIRE(pa.size() == pb.size());
-  for (const auto& item : pa) {
-    INFO(item.key());
-    const auto& other = pb[item.key()];
-    REQUIRE(item.value().sizes() == other.sizes());
-    CHECK(at::equal(item.value(), other));
-  }
-}
 
 }  // namespace
 
@@ -111,13 +112,13 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
   const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(9, 2);
   const auto model = tiny_model(0.9);
 
-  Trainer full(model, tiny_training(), train, eval, quiet(temp_path("full.pt")));
+  Trainer full(model, tiny_training(), pairs_data(train, eval), quiet(temp_path("full.pt")));
   const auto a = full.run();
   REQUIRE(a.status == RunStatus::Completed);
   CHECK(a.steps == 15);
   // Truncation really shrank something, so the resume had to rebuild shapes.
   bool shrunk = false;
-  for (const auto& [name, r] : allocated_ranks(*full.model())) {
+  for (const auto& [name, r] : allocated_ranks(full.model())) {
     (void)name;
     for (size_t k = 1; k + 1 < r.size(); ++k) shrunk |= r[k] < 3;
   }
@@ -127,13 +128,13 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
     const auto path = temp_path("limit.pt");
     auto options = quiet(path);
     options.stop_at_step = 7;
-    Trainer first(model, tiny_training(), train, eval, options);
+    Trainer first(model, tiny_training(), pairs_data(train, eval), options);
     const auto b = first.run();
     CHECK(b.status == RunStatus::StepLimit);
     CHECK(b.steps == 7);
     REQUIRE(b.epochs.size() == 2);
     CHECK(b.epochs.back().partial);
-    Trainer second(model, tiny_training(), train, eval, [&] {
+    Trainer second(model, tiny_training(), pairs_data(train, eval), [&] {
       auto o = quiet(path);
       o.resume = true;
       return o;
@@ -155,13 +156,13 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
     };
     auto training = tiny_training();
     training.checkpoint_every_steps = 4;
-    Trainer first(model, training, train, eval, options);
+    Trainer first(model, training, pairs_data(train, eval), options);
     CHECK_THROWS_WITH(first.run(), Contains("killed"));
     // The epoch-1 checkpoint was written before the kill; resuming continues from step 10.
     CHECK(Checkpoint(path).state().step == 10);
     auto resume = quiet(path);
     resume.resume = true;
-    Trainer second(model, training, train, eval, resume);
+    Trainer second(model, training, pairs_data(train, eval), resume);
     CHECK(second.run().status == RunStatus::Completed);
     check_same_parameters(full.model(), second.model());
   }
@@ -170,18 +171,19 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
 TEST_CASE("truncation mid-training leaves the loss unchanged and slices the AdamW moments",
           "[trainer]") {
   at::manual_seed(4);
-  Transformer model(tiny_model());
-  model->to(at::kDouble);
+  const auto task = tiny_model().build({}, {});
+  auto& model = task->model();
+  model.to(at::kDouble);
   OptimizerConfig oc;
   oc.amsgrad = true;
-  auto optimizer = make_optimizer(*model, oc);
+  auto optimizer = make_optimizer(model, oc);
   Objective objective(SurrogateKind::Weighted, {0.1, 0}, {}, 1000, 1000);
   const auto data = synthetic_pairs(8, 3);
   const auto batch = data.batch({0, 1, 2, 3, 4, 5, 6, 7});
-  for (int i = 0; i < 2; ++i) training_step(model, *optimizer, objective, 0, batch);
+  for (int i = 0; i < 2; ++i) training_step(*task, *optimizer, objective, 0, batch);
 
   // Prune some entries by hand, after the optimiser has moments for them.
-  auto layers = tensorized_layers(*model);
+  auto layers = tensorized_layers(model);
   {
     at::NoGradGuard no_grad;
     for (auto& l : layers) {
@@ -192,10 +194,10 @@ TEST_CASE("truncation mid-training leaves the loss unchanged and slices the Adam
   }
   auto loss_of = [&] {
     at::NoGradGuard no_grad;
-    model->eval();
-    const auto logits = model->classify(batch.input_ids, batch.segment_ids, batch.attention_mask);
-    model->train();
-    return at::cross_entropy_loss(logits, batch.labels).item<double>();
+    model.eval();
+    const auto loss = task->forward(batch).loss.item<double>();
+    model.train();
+    return loss;
   };
   const double before = loss_of();
   // Expected kept indices, from the rank vectors themselves; old moments by parameter.
@@ -221,7 +223,7 @@ TEST_CASE("truncation mid-training leaves the loss unchanged and slices the Adam
     old_ranks.push_back(rs);
   }
 
-  const auto changed = truncate_model(*model, optimizer.get(), false);
+  const auto changed = truncate_model(model, optimizer.get(), false);
   CHECK(changed.size() == layers.size());
   CHECK(loss_of() == Approx(before).epsilon(1e-12));
 
@@ -255,14 +257,14 @@ TEST_CASE("truncation mid-training leaves the loss unchanged and slices the Adam
     }
   }
   // Training goes on with the smaller shapes.
-  const auto r = training_step(model, *optimizer, objective, 1.0, batch);
+  const auto r = training_step(*task, *optimizer, objective, 1.0, batch);
   CHECK(r.finite);
 }
 
 TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") {
   const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(6, 2);
   SECTION("by epoch: S0 is the ratio of the exact size at the end of the early stage") {
-    Trainer t(tiny_model(0.9), tiny_training(), train, eval, quiet());
+    Trainer t(tiny_model(0.9), tiny_training(), pairs_data(train, eval), quiet());
     const auto r = t.run();
     REQUIRE(r.epochs.size() == 3);
     CHECK(r.epochs[0].stage == "early");
@@ -278,29 +280,28 @@ TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") 
     c.late.start_step = 7;
     c.late.lr_ranks = 0.125;
     auto rank_lr = [](Trainer& t) {
-      return static_cast<torch::optim::AdamWOptions&>(t.optimizer().param_groups()[1].options()).lr();
+      return t.optimizer().param_groups()[1].options().get_lr();
     };
     auto options = quiet();
     options.stop_at_step = 6;
-    Trainer early(tiny_model(), c, train, eval, options);
+    Trainer early(tiny_model(), c, pairs_data(train, eval), options);
     early.run();
     CHECK(rank_lr(early) == c.optimizer.lr_ranks);
     options.stop_at_step = 8;
-    Trainer late(tiny_model(), c, train, eval, options);
+    Trainer late(tiny_model(), c, pairs_data(train, eval), options);
     late.run();
     CHECK(rank_lr(late) == 0.125);
-    CHECK(static_cast<torch::optim::AdamWOptions&>(late.optimizer().param_groups()[0].options()).lr() ==
-          c.optimizer.lr_cores);
+    CHECK(late.optimizer().param_groups()[0].options().get_lr() == c.optimizer.lr_cores);
   }
   SECTION("by step, inside an epoch") {
     auto c = tiny_training();
     c.late.start_step = 7;
     auto options = quiet();
     options.stop_at_step = 6;
-    Trainer t(tiny_model(), c, train, eval, options);
+    Trainer t(tiny_model(), c, pairs_data(train, eval), options);
     t.run();
     CHECK_FALSE(t.objective().late());
-    Trainer u(tiny_model(), c, train, eval, [] {
+    Trainer u(tiny_model(), c, pairs_data(train, eval), [] {
       auto o = quiet();
       o.stop_at_step = 8;
       return o;
@@ -323,14 +324,14 @@ TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", 
     INFO(word);
     const auto path = temp_path("diverged_" + word + ".pt");
     auto options = quiet(path);
-    Transformer* model = nullptr;
+    torch::nn::Module* model = nullptr;
     options.on_epoch = [&](const EpochMetrics&) {
       at::NoGradGuard no_grad;
-      (*model)->named_parameters()["classification.classifier.bias"].copy_(at::tensor(poison));
+      model->named_parameters()["classification.classifier.bias"].copy_(at::tensor(poison));
     };
     auto c = tiny_training();
     c.late.enabled = false;
-    Trainer t(tiny_model(), c, train, eval, options);
+    Trainer t(tiny_model(), c, pairs_data(train, eval), options);
     model = &t.model();
     const auto r = t.run();
     CHECK(r.status == RunStatus::Diverged);
@@ -338,7 +339,7 @@ TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", 
     CHECK(r.steps == 2);
     const Checkpoint kept(path);
     CHECK(kept.state().step == 2);
-    Transformer fresh(tiny_model());
+    Transformer fresh(tiny_config());
     kept.load_model(*fresh);
     for (const auto& p : fresh->parameters()) CHECK(at::isfinite(p).all().item<bool>());
   }
@@ -346,20 +347,21 @@ TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", 
 
 TEST_CASE("evaluation covers every example, loss averaged per example", "[trainer]") {
   at::manual_seed(2);
-  Transformer model(tiny_model());
+  const auto task = tiny_model().build({}, {});
+  auto& model = dynamic_cast<TransformerImpl&>(task->model());
   const auto data = synthetic_pairs(7, 5);
-  const auto r = evaluate(model, data, 3);
-  CHECK(model->is_training());
-  CHECK(r.examples == 7);
-  model->eval();
+  const auto r = evaluate(*task, data, 3, at::kCPU);
+  CHECK(model.is_training());
+  CHECK(r.predictions == 7);
+  model.eval();
   at::NoGradGuard no_grad;
   double loss = 0;
   int64_t correct = 0;
   for (int64_t i = 0; i < 7; ++i) {
     const auto b = data.batch({i});
-    const auto logits = model->classify(b.input_ids, b.segment_ids, b.attention_mask);
-    loss += at::cross_entropy_loss(logits, b.labels).item<double>();
-    correct += logits.argmax(-1).item<int64_t>() == b.labels.item<int64_t>();
+    const auto logits = model.classify(b.at("input_ids"), b.at("segment_ids"), b.at("attention_mask"));
+    loss += at::cross_entropy_loss(logits, b.at("labels")).item<double>();
+    correct += logits.argmax(-1).item<int64_t>() == b.at("labels").item<int64_t>();
   }
   CHECK(r.loss == Approx(loss / 7).epsilon(1e-5));
   CHECK(r.accuracy == Approx(static_cast<double>(correct) / 7));
@@ -382,7 +384,7 @@ TEST_CASE("learning-rate schedules by hand", "[trainer]") {
 }
 
 TEST_CASE("AdamW has three groups with their own learning rates", "[trainer]") {
-  Transformer model(tiny_model());
+  Transformer model(tiny_config());
   OptimizerConfig oc;
   auto optimizer = make_optimizer(*model, oc);
   auto& groups = optimizer->param_groups();
@@ -403,10 +405,10 @@ TEST_CASE("resuming with another model config is refused", "[trainer]") {
   const auto path = temp_path("identity.pt");
   auto c = tiny_training();
   c.epochs = 1;
-  Trainer(tiny_model(), c, train, eval, quiet(path)).run();
+  Trainer(tiny_model(), c, pairs_data(train, eval), quiet(path)).run();
   auto options = quiet(path);
   options.resume = true;
-  CHECK_THROWS_WITH(Trainer(tiny_model(0.5), c, train, eval, options),
+  CHECK_THROWS_WITH(Trainer(tiny_model(0.5), c, pairs_data(train, eval), options),
                     Contains("different model config"));
 }
 
@@ -444,7 +446,7 @@ TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
 TEST_CASE("training learns a learnable task", "[trainer]") {
   // label = first token of the pair mod 3: learnable through [CLS] attention.
   const auto train = synthetic_pairs(240, 1), eval = synthetic_pairs(60, 2);
-  auto model = parse_model_config(nlohmann::json{
+  auto model = parse_model_spec(nlohmann::json{
       {"vocab", 50}, {"d_model", 32}, {"heads", 2}, {"layers", 1}, {"ffn", 64},
       {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0},
       {"tensorized",
@@ -457,7 +459,7 @@ TEST_CASE("training learns a learnable task", "[trainer]") {
   c.batch_size = 16;
   c.optimizer.lr_cores = c.optimizer.lr_other = 5e-3;
   c.early.gamma = 0;
-  Trainer t(model, c, train, eval, quiet());
+  Trainer t(model, c, pairs_data(train, eval), quiet());
   const auto r = t.run();
   INFO("first eval loss " << r.epochs.front().eval_loss << ", last " << r.epochs.back().eval_loss);
   CHECK(r.epochs.back().eval_loss < 0.5 * r.epochs.front().eval_loss);
@@ -468,7 +470,7 @@ TEST_CASE("a second step benchmark in one process measures its peak memory afres
   // A sweep runs many trials in one process whose heap keeps freed memory (as the CLI sets it):
   // without handing it back first, every later trial's RSS peak read about 0.
   retain_freed_memory();
-  const auto model = parse_model_config(nlohmann::json{
+  const auto model = parse_model_spec(nlohmann::json{
       {"vocab", 1000}, {"d_model", 64}, {"heads", 2}, {"layers", 1}, {"ffn", 256},
       {"max_positions", 64}, {"classes", 3}, {"dropout", 0.1}});
   StepBenchmarkOptions options;

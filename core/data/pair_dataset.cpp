@@ -1,13 +1,11 @@
 #include "core/data/pair_dataset.h"
 
 #include "core/util/error.h"
-#include "core/util/random.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
 #include <algorithm>
-#include <numeric>
 
 namespace comera {
 
@@ -66,7 +64,7 @@ std::vector<int64_t> PairDataset::label_counts(int64_t classes) const {
   return counts;
 }
 
-PairBatch PairDataset::batch(const std::vector<int64_t>& indices, int64_t pad_to) const {
+Batch PairDataset::batch(const std::vector<int64_t>& indices, int64_t pad_to) const {
   if (indices.empty()) throw Error("PairDataset::batch: no indices given");
   int64_t width = 0;
   for (int64_t i : indices) width = std::max<int64_t>(width, (*this)[i].input_ids.size());
@@ -77,15 +75,14 @@ PairBatch PairDataset::batch(const std::vector<int64_t>& indices, int64_t pad_to
     width = pad_to;
   }
   const int64_t rows = static_cast<int64_t>(indices.size());
-  PairBatch b;
-  b.input_ids = at::full({rows, width}, pad_id_, at::kLong);
-  b.segment_ids = at::zeros({rows, width}, at::kLong);
-  b.attention_mask = at::zeros({rows, width}, at::kLong);
-  b.labels = at::empty({rows}, at::kLong);
-  int64_t* ids = b.input_ids.data_ptr<int64_t>();
-  int64_t* segments = b.segment_ids.data_ptr<int64_t>();
-  int64_t* mask = b.attention_mask.data_ptr<int64_t>();
-  int64_t* labels = b.labels.data_ptr<int64_t>();
+  auto input_ids = at::full({rows, width}, pad_id_, at::kLong);
+  auto segment_ids = at::zeros({rows, width}, at::kLong);
+  auto attention_mask = at::zeros({rows, width}, at::kLong);
+  auto label_tensor = at::empty({rows}, at::kLong);
+  int64_t* ids = input_ids.data_ptr<int64_t>();
+  int64_t* segments = segment_ids.data_ptr<int64_t>();
+  int64_t* mask = attention_mask.data_ptr<int64_t>();
+  int64_t* labels = label_tensor.data_ptr<int64_t>();
   for (int64_t r = 0; r < rows; ++r) {
     const auto& p = (*this)[indices[r]];
     std::copy(p.input_ids.begin(), p.input_ids.end(), ids + r * width);
@@ -93,24 +90,12 @@ PairBatch PairDataset::batch(const std::vector<int64_t>& indices, int64_t pad_to
     std::fill_n(mask + r * width, p.input_ids.size(), 1);
     labels[r] = p.label;
   }
+  Batch b(rows);
+  b.set("input_ids", std::move(input_ids));
+  b.set("segment_ids", std::move(segment_ids));
+  b.set("attention_mask", std::move(attention_mask));
+  b.set("labels", std::move(label_tensor));
   return b;
-}
-
-std::vector<std::vector<int64_t>> PairDataset::epoch(int64_t batch_size,
-                                                     std::optional<uint64_t> shuffle_seed,
-                                                     bool drop_last) const {
-  if (batch_size < 1)
-    throw Error("batch size " + std::to_string(batch_size) + " must be at least 1");
-  std::vector<int64_t> order(pairs_.size());
-  std::iota(order.begin(), order.end(), int64_t{0});
-  if (shuffle_seed) order = Rng(*shuffle_seed).permutation(size());
-  std::vector<std::vector<int64_t>> batches;
-  for (int64_t start = 0; start < size(); start += batch_size) {
-    const int64_t end = std::min(size(), start + batch_size);
-    if (drop_last && end - start < batch_size) break;
-    batches.emplace_back(order.begin() + start, order.begin() + end);
-  }
-  return batches;
 }
 
 }  // namespace comera

@@ -2,13 +2,13 @@
 // Sentence pairs encoded for BERT ([CLS] a [SEP] b [SEP] with segment ids) and batched as
 // tensors: padded to the longest pair of the batch or to a fixed length, in a fixed or seeded
 // shuffled order.
+#include "core/data/dataset.h"
 #include "core/data/mnli.h"
 #include "core/data/wordpiece_tokenizer.h"
 
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <vector>
 
@@ -25,34 +25,26 @@ struct EncodedPair {
 EncodedPair encode_pair(const WordPieceTokenizer& tokenizer, const std::string& a,
                         const std::string& b, int64_t label, int64_t max_length = 128);
 
-struct PairBatch {
-  at::Tensor input_ids;       // int64 (B, T), padded with the vocabulary's [PAD] id
-  at::Tensor segment_ids;     // int64 (B, T), 0 on padding
-  at::Tensor attention_mask;  // int64 (B, T): 1 on tokens, 0 on padding
-  at::Tensor labels;          // int64 (B)
-};
-
-class PairDataset {
+// A PairDataset's batch holds these int64 tensors: input_ids (B, T), padded with the
+// vocabulary's [PAD] id; segment_ids (B, T), 0 on padding; attention_mask (B, T), 1 on tokens
+// and 0 on padding; labels (B).
+class PairDataset : public Dataset {
  public:
   explicit PairDataset(std::vector<EncodedPair> pairs, int64_t pad_id = 0);
   // Encodes every example (in parallel over the intra-op threads).
   static PairDataset encode(const std::vector<PairExample>& examples,
                             const WordPieceTokenizer& tokenizer, int64_t max_length = 128);
 
-  int64_t size() const { return static_cast<int64_t>(pairs_.size()); }
+  int64_t size() const override { return static_cast<int64_t>(pairs_.size()); }
+  std::string unit() const override { return "pairs"; }
   const EncodedPair& operator[](int64_t i) const { return pairs_.at(static_cast<size_t>(i)); }
   int64_t longest() const;  // tokens in the longest pair
   std::vector<int64_t> label_counts(int64_t classes = kNliClasses) const;
 
-  // The pairs at `indices` as tensors, padded to the longest of them (pad_to = 0) or to
-  // pad_to tokens (an error if a pair is longer).
-  PairBatch batch(const std::vector<int64_t>& indices, int64_t pad_to = 0) const;
-  // The index lists of one epoch's batches: in order, or shuffled by `shuffle_seed` (the same
-  // seed gives the same order on every machine; vary it per epoch). The last batch is short
-  // unless drop_last.
-  std::vector<std::vector<int64_t>> epoch(int64_t batch_size,
-                                          std::optional<uint64_t> shuffle_seed = std::nullopt,
-                                          bool drop_last = false) const;
+  // The pairs at `indices` as tensors, padded to the longest of them.
+  Batch batch(const std::vector<int64_t>& indices) const override { return batch(indices, 0); }
+  // Padded to pad_to tokens (an error if a pair is longer), or to the longest when 0.
+  Batch batch(const std::vector<int64_t>& indices, int64_t pad_to) const;
 
  private:
   std::vector<EncodedPair> pairs_;

@@ -4,6 +4,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <functional>
+#include <numeric>
 #include <string>
 
 namespace comera {
@@ -69,6 +71,26 @@ std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> propose_tt_mo
   });
   pairs.resize(std::min(pairs.size(), keep));
   return pairs;
+}
+
+std::vector<int64_t> covering_modes(int64_t n, int d) {
+  if (n < 1 || d < 1) throw Error("covering modes: need n >= 1 and d >= 1");
+  const auto product = [](const std::vector<int64_t>& v) {
+    return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
+  };
+  auto start = static_cast<int64_t>(std::ceil(std::pow(static_cast<double>(n), 1.0 / d)));
+  std::vector<int64_t> modes(static_cast<size_t>(d), start);
+  while (product(modes) < n) ++modes[0];  // pow's rounding
+  for (auto& m : modes)
+    while (m > 1) {
+      --m;
+      if (product(modes) < n) {
+        ++m;
+        break;
+      }
+    }
+  std::sort(modes.rbegin(), modes.rend());
+  return modes;
 }
 
 }  // namespace comera

@@ -16,4 +16,9 @@ std::vector<std::vector<int64_t>> balanced_factorizations(int64_t n, int d);
 std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> propose_tt_modes(
     int64_t in, int64_t out, int d, int count = 5);
 
+// d balanced modes whose product is the smallest found >= n (an embedding's rows, padded up):
+// every mode starts at ceil(n^(1/d)), then each in turn is lowered while the product still
+// covers n. Sorted largest first.
+std::vector<int64_t> covering_modes(int64_t n, int d);
+
 }  // namespace comera

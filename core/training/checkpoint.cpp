@@ -1,10 +1,12 @@
 #include "core/training/checkpoint.h"
 
+#include "core/models/model_kind.h"
 #include "core/training/rank_truncation.h"
 #include "core/util/error.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <torch/optim/adamw.h>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
@@ -22,16 +24,6 @@ std::string read_string(torch::serialize::InputArchive& archive, const std::stri
   c10::IValue v;
   archive.read(key, v);
   return v.toStringRef();
-}
-
-bool in_head(const std::string& name) {
-  return name.rfind("masked_lm.", 0) == 0 || name.rfind("classification.", 0) == 0;
-}
-
-// The model settings that a run initialised from a checkpoint must share with it.
-nlohmann::json body_settings(nlohmann::json model_config) {
-  for (const char* key : {"classes", "masked_lm", "dropout"}) model_config.erase(key);
-  return model_config;
 }
 
 // The tensor at a dotted module path ("encoder0.attention.query.core0") of a Module::save
@@ -73,7 +65,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
 }
 
 void save_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::AdamW& optimizer, const TrainerState& state,
+                     torch::optim::Optimizer& optimizer, const TrainerState& state,
                      const nlohmann::json& identity) {
   torch::serialize::OutputArchive root, model_archive, optimizer_archive;
   model.save(model_archive);
@@ -97,11 +89,11 @@ std::string dense_checkpoint_path(const std::string& path) {
   return (p.parent_path() / (p.stem().string() + "_dense" + p.extension().string())).string();
 }
 
-Checkpoint::Checkpoint(const std::string& path, const std::string& fix)
+Checkpoint::Checkpoint(const std::string& path, const std::string& fix, const c10::Device& device)
     : path_(path), archive_(std::make_shared<torch::serialize::InputArchive>()) {
   if (!std::filesystem::exists(path)) throw Error("checkpoint " + path + " does not exist (" + fix + ")");
   try {
-    archive_->load_from(path);
+    archive_->load_from(path, device);
     if (read_string(*archive_, "format") != kFormat) throw Error("unknown format");
     state_ = TrainerState::from_json(nlohmann::json::parse(read_string(*archive_, "state")));
     identity_ = nlohmann::json::parse(read_string(*archive_, "identity"));
@@ -119,23 +111,27 @@ void Checkpoint::load_model(torch::nn::Module& model) const {
   model.load(model_archive);
 }
 
-int64_t Checkpoint::init_model(torch::nn::Module& model, const nlohmann::json& model_config) const {
-  const auto theirs = identity_.contains("model") ? body_settings(identity_.at("model")) : nlohmann::json();
-  const auto ours = body_settings(model_config);
-  if (theirs != ours)
+int64_t Checkpoint::init_model(torch::nn::Module& model, const ModelSpec& spec,
+                               const std::function<bool(const std::string&)>& is_head) const {
+  auto theirs = identity_.value("model", nlohmann::json::object());
+  // Checkpoints from before model kinds existed hold a transformer.
+  const std::string their_kind = theirs.value("kind", "transformer");
+  theirs.erase("kind");
+  const auto& kind = spec.model_kind();
+  if (their_kind != spec.kind || kind.body(theirs) != kind.body(spec.settings))
     throw Error("checkpoint " + path_ + " was made with other model settings than this run's (" +
-                "only the heads and dropout may differ): its model is " + theirs.dump() +
-                "; initialise from a checkpoint of the same architecture (dense with --dense)");
+                "only the heads and dropout may differ): its model is a " + their_kind + " with " +
+                theirs.dump() + "; initialise from a checkpoint of the same architecture (dense with --dense)");
   std::map<std::string, std::vector<int64_t>> body_ranks;
   for (const auto& [name, ranks] : ranks_)
-    if (!in_head(name)) body_ranks.emplace(name, ranks);
+    if (!is_head(name)) body_ranks.emplace(name, ranks);
   restore_ranks(model, body_ranks, false);
   torch::serialize::InputArchive model_archive;
   archive_->read("model", model_archive);
   at::NoGradGuard no_grad;
   int64_t loaded = 0;
   auto load = [&](const std::string& name, at::Tensor& target, bool is_buffer) {
-    if (in_head(name)) return;
+    if (is_head(name)) return;
     at::Tensor value;
     if (!read_nested(model_archive, name, value, is_buffer) || value.sizes() != target.sizes())
       throw Error("checkpoint " + path_ + " has no " + (is_buffer ? "buffer " : "parameter ") + name +
@@ -149,7 +145,7 @@ int64_t Checkpoint::init_model(torch::nn::Module& model, const nlohmann::json& m
   return loaded;
 }
 
-void Checkpoint::load_optimizer(torch::optim::AdamW& optimizer) const {
+void Checkpoint::load_optimizer(torch::optim::Optimizer& optimizer) const {
   torch::serialize::InputArchive optimizer_archive;
   archive_->read("optimizer", optimizer_archive);
   optimizer.load(optimizer_archive);

@@ -2,9 +2,11 @@
 // Checkpoints of a training run: model, optimiser, RNG, stage, epoch and step, and every
 // tensorized layer's ranks, so a resume first rebuilds truncated shapes and then loads.
 // Written to a temporary file and renamed, so a kill never leaves a half-written checkpoint.
+#include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <memory>
 #include <string>
@@ -14,13 +16,15 @@ namespace torch::nn {
 class Module;
 }
 namespace torch::optim {
-class AdamW;
+class Optimizer;
 }
 namespace torch::serialize {
 class InputArchive;
 }
 
 namespace comera {
+
+struct ModelSpec;
 
 struct TrainerState {
   int64_t epoch = 0;          // epoch in progress (0-based)
@@ -40,7 +44,7 @@ struct TrainerState {
 
 // identity: what must match on resume (model and training configs); stored verbatim.
 void save_checkpoint(const std::string& path, torch::nn::Module& model,
-                     torch::optim::AdamW& optimizer, const TrainerState& state,
+                     torch::optim::Optimizer& optimizer, const TrainerState& state,
                      const nlohmann::json& identity);
 
 // Where the dense build of an experiment keeps its checkpoint, given the tensorized build's:
@@ -50,22 +54,24 @@ std::string dense_checkpoint_path(const std::string& path);
 
 class Checkpoint {
  public:
+  static constexpr const char* kStartAfresh = "run without --resume, or delete it, to start afresh";
   // Throws comera::Error naming the file and `fix` when it is missing or not a comera
-  // checkpoint.
-  explicit Checkpoint(const std::string& path,
-                      const std::string& fix = "run without --resume, or delete it, to start afresh");
+  // checkpoint. Its tensors are read onto `device`.
+  explicit Checkpoint(const std::string& path, const std::string& fix = kStartAfresh,
+                      const c10::Device& device = c10::Device(c10::kCPU));
   const std::string& path() const { return path_; }
   const TrainerState& state() const { return state_; }
   const nlohmann::json& identity() const { return identity_; }
   // Rebuilds the saved ranks, then loads parameters and buffers.
   void load_model(torch::nn::Module& model) const;
-  // Initialises a new run's model from this one (pre-training -> fine-tuning): the model's
-  // embeddings and encoders take the checkpoint's ranks and values; the heads (classification,
-  // masked LM) keep their fresh initialisation. The model settings other than the heads and
-  // dropout must match the checkpoint's. Returns the number of tensors loaded.
-  int64_t init_model(torch::nn::Module& model, const nlohmann::json& model_config) const;
+  // Initialises a new run's model from this one (pre-training -> fine-tuning): every tensor
+  // but the heads' (is_head, by module path) takes the checkpoint's ranks and values; the heads
+  // keep their fresh initialisation. The model kind and its settings but heads and dropout
+  // (ModelKind::body) must match the checkpoint's. Returns the number of tensors loaded.
+  int64_t init_model(torch::nn::Module& model, const ModelSpec& spec,
+                     const std::function<bool(const std::string&)>& is_head) const;
   // The optimiser must have been built on the model after load_model.
-  void load_optimizer(torch::optim::AdamW& optimizer) const;
+  void load_optimizer(torch::optim::Optimizer& optimizer) const;
   // The global CPU generator (dropout) continues where it was.
   void restore_rng() const;
 

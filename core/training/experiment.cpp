@@ -19,8 +19,9 @@ ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string&
     e.file = file;
     e.name = r.string("name", file.empty() ? "experiment" : std::filesystem::path(file).stem().string());
     e.description = r.string("description", "");
-    e.model = read_model_config(r.object("model"));
+    // The training section first: which task the model is for decides what it must have.
     e.training = r.has("training") ? read_train_config(r.object("training")) : TrainConfig{};
+    e.model = read_model_spec(r.object("model"), e.training.task);
     if (r.has("data")) e.data = read_data_config(r.object("data"));
     r.finish();
     return e;

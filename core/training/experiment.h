@@ -1,8 +1,8 @@
 #pragma once
 // An experiment file (experiments/*.json): a name, the model, the training settings and the
 // data to train and evaluate on.
-#include "core/models/model_config.h"
-#include "core/training/task_data.h"
+#include "core/data/task_data.h"
+#include "core/models/model_kind.h"
 #include "core/training/train_config.h"
 
 #include <nlohmann/json.hpp>
@@ -14,7 +14,7 @@ namespace comera {
 struct ExperimentConfig {
   std::string file;  // where it was read from
   std::string name, description;
-  ModelConfig model;
+  ModelSpec model;
   TrainConfig training;
   DataConfig data;
 

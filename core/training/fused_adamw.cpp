@@ -91,4 +91,15 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
   return loss;
 }
 
+void FusedAdamW::slice_state(const std::vector<ParamSlice>& slices) {
+  for (const auto& slice : slices) {
+    auto it = state_.find(c10::guts::to_string(slice.param.unsafeGetTensorImpl()));
+    if (it == state_.end()) continue;  // never stepped: no moments yet
+    auto& s = static_cast<torch::optim::AdamWParamState&>(*it->second);
+    s.exp_avg(sliced(s.exp_avg(), slice));
+    s.exp_avg_sq(sliced(s.exp_avg_sq(), slice));
+    if (s.max_exp_avg_sq().defined()) s.max_exp_avg_sq(sliced(s.max_exp_avg_sq(), slice));
+  }
+}
+
 }  // namespace comera

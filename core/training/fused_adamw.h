@@ -3,14 +3,18 @@
 // but one fused pass per parameter over raw float/double memory instead of ~10 tensor ops:
 // a tensorized model has hundreds of small parameters, where the per-op overhead of the
 // stock step dominated its cost. Other dtypes and devices take the stock step.
+#include "core/training/sliceable_optimizer.h"
+
 #include <torch/optim/adamw.h>
 
 namespace comera {
 
-class FusedAdamW : public torch::optim::AdamW {
+class FusedAdamW : public torch::optim::AdamW, public SliceableOptimizer {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
+  // exp_avg, exp_avg_sq (and max_exp_avg_sq) cut like their parameters.
+  void slice_state(const std::vector<ParamSlice>& slices) override;
 };
 
 }  // namespace comera

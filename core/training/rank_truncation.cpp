@@ -1,6 +1,6 @@
 #include "core/training/rank_truncation.h"
 
-#include "core/training/optimizer.h"
+#include "core/training/sliceable_optimizer.h"
 #include "core/training/param_groups.h"
 #include "core/util/error.h"
 
@@ -9,7 +9,7 @@
 
 namespace comera {
 
-std::vector<LayerTruncation> truncate_model(torch::nn::Module& model, torch::optim::AdamW* optimizer,
+std::vector<LayerTruncation> truncate_model(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                                             bool fold) {
   std::vector<LayerTruncation> changed;
   for (const auto& [name, layer] : tensorized_layers(model)) {

@@ -12,7 +12,7 @@ namespace torch::nn {
 class Module;
 }
 namespace torch::optim {
-class AdamW;
+class Optimizer;
 }
 
 namespace comera {
@@ -23,7 +23,7 @@ struct LayerTruncation {
 };
 
 // optimizer may be null (no state to cut). Returns only the layers whose ranks changed.
-std::vector<LayerTruncation> truncate_model(torch::nn::Module& model, torch::optim::AdamW* optimizer,
+std::vector<LayerTruncation> truncate_model(torch::nn::Module& model, torch::optim::Optimizer* optimizer,
                                             bool fold);
 
 // Allocated ranks of every tensorized layer, by module name.

@@ -1,6 +1,7 @@
 #include "core/training/train_config.h"
 
 #include "core/util/config_reader.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 
 #include <nlohmann/json.hpp>
@@ -27,58 +28,44 @@ const char* truncate_name(TruncateWhen w) {
   return "";
 }
 
-}  // namespace
+const char* optimizer_name(OptimizerKind k) {
+  switch (k) {
+    case OptimizerKind::AdamW: return "adamw";
+    case OptimizerKind::SGD: return "sgd";
+    case OptimizerKind::Adagrad: return "adagrad";
+  }
+  return "";
+}
 
-nlohmann::json TrainConfig::to_json() const {
-  const auto& o = optimizer;
-  nlohmann::json j = {
-      {"task", task == TaskKind::MaskedLM ? "masked_lm" : "classification"},
-      {"epochs", epochs}, {"batch_size", batch_size}, {"eval_batch_size", eval_batch_size},
-      {"max_steps", max_steps}, {"seed", seed}, {"clip_grad_norm", clip_grad_norm},
-      {"optimizer", {{"lr_cores", o.lr_cores}, {"lr_ranks", o.lr_ranks}, {"lr_other", o.lr_other},
-                     {"weight_decay", o.weight_decay}, {"betas", {o.beta1, o.beta2}},
-                     {"eps", o.eps}, {"amsgrad", o.amsgrad}}},
-      {"schedule", {{"kind", schedule_name(schedule.kind)}, {"warmup_steps", schedule.warmup_steps},
-                    {"min_factor", schedule.min_factor}}},
-      {"size_surrogate", size_surrogate == SurrogateKind::Mean ? "mean" : "weighted"},
-      {"early_stage", {{"gamma", early.gamma}, {"beta", early.beta}}},
-      {"truncation", {{"when", truncate_name(truncation.when)},
-                      {"every_steps", truncation.every_steps}, {"fold", truncation.fold}}},
-      {"checkpoint_every_steps", checkpoint_every_steps}};
-  if (task == TaskKind::MaskedLM) j["mask_probability"] = mask_probability;
-  if (!init_from.empty()) j["init_from"] = init_from;
-  if (late.enabled)
-    j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
-                       {"loss_target", late.loss_target}, {"size_target", late.size_target},
-                       {"size_ratio", late.size_ratio}, {"omega", {late.omega_loss, late.omega_size}},
-                       {"rho", late.rho}, {"lr_ranks", late.lr_ranks}};
+nlohmann::json optimizer_json(const OptimizerConfig& o) {
+  nlohmann::json j = {{"kind", optimizer_name(o.kind)}, {"lr_cores", o.lr_cores},
+                      {"lr_ranks", o.lr_ranks}, {"lr_other", o.lr_other},
+                      {"weight_decay", o.weight_decay}};
+  switch (o.kind) {
+    case OptimizerKind::AdamW:
+      j.update({{"betas", {o.beta1, o.beta2}}, {"eps", o.eps}, {"amsgrad", o.amsgrad}});
+      break;
+    case OptimizerKind::SGD:
+      j.update({{"momentum", o.momentum}, {"dampening", o.dampening}, {"nesterov", o.nesterov}});
+      break;
+    case OptimizerKind::Adagrad:
+      j.update({{"lr_decay", o.lr_decay}, {"initial_accumulator", o.initial_accumulator},
+                {"eps", o.eps}});
+      break;
+  }
   return j;
 }
 
-TrainConfig read_train_config(const ConfigReader& r) {
-  TrainConfig c;
-  c.task = r.choice("task", "classification", {"classification", "masked_lm"}) == "masked_lm"
-               ? TaskKind::MaskedLM
-               : TaskKind::Classification;
-  c.mask_probability = r.number("mask_probability", c.mask_probability, 1e-6, 1);
-  c.init_from = r.string("init_from", c.init_from);
-  c.epochs = r.integer("epochs", c.epochs, 1);
-  c.batch_size = r.integer("batch_size", c.batch_size, 1);
-  c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1);
-  c.max_steps = r.integer("max_steps", c.max_steps, 0);
-  c.seed = static_cast<uint64_t>(r.integer("seed", 0, 0));
-  c.clip_grad_norm = r.number("clip_grad_norm", c.clip_grad_norm);
-  c.checkpoint_every_steps = r.integer("checkpoint_every_steps", c.checkpoint_every_steps, 0);
-  c.size_surrogate =
-      parse_surrogate_kind(r.choice("size_surrogate", "weighted", {"weighted", "mean"}));
-
-  if (r.has("optimizer")) {
-    const auto o = r.object("optimizer");
-    auto& x = c.optimizer;
-    x.lr_cores = o.number("lr_cores", x.lr_cores);
-    x.lr_ranks = o.number("lr_ranks", x.lr_ranks);
-    x.lr_other = o.number("lr_other", x.lr_other);
-    x.weight_decay = o.number("weight_decay", x.weight_decay);
+// Settings of another optimiser kind are errors, not silently ignored.
+OptimizerConfig read_optimizer(const ConfigReader& o) {
+  OptimizerConfig x;
+  const auto kind = o.choice("kind", "adamw", {"adamw", "sgd", "adagrad"});
+  x.kind = kind == "sgd" ? OptimizerKind::SGD : kind == "adagrad" ? OptimizerKind::Adagrad : OptimizerKind::AdamW;
+  x.lr_cores = o.number("lr_cores", x.lr_cores);
+  x.lr_ranks = o.number("lr_ranks", x.lr_ranks);
+  x.lr_other = o.number("lr_other", x.lr_other);
+  x.weight_decay = o.number("weight_decay", x.weight_decay);
+  if (x.kind == OptimizerKind::AdamW) {
     x.eps = o.number("eps", x.eps);
     x.amsgrad = o.boolean("amsgrad", x.amsgrad);
     if (o.has("betas")) {
@@ -91,8 +78,64 @@ TrainConfig read_train_config(const ConfigReader& r) {
       x.beta1 = b[0].get<double>();
       x.beta2 = b[1].get<double>();
     }
-    o.finish();
+  } else if (x.kind == OptimizerKind::SGD) {
+    x.momentum = o.number("momentum", x.momentum);
+    x.dampening = o.number("dampening", x.dampening);
+    x.nesterov = o.boolean("nesterov", x.nesterov);
+    if (x.nesterov && (x.momentum <= 0 || x.dampening != 0))
+      throw Error(o.key_path("nesterov") + ": Nesterov momentum needs momentum > 0 and dampening 0");
+  } else {
+    x.eps = o.number("eps", 1e-10);
+    x.lr_decay = o.number("lr_decay", x.lr_decay);
+    x.initial_accumulator = o.number("initial_accumulator", x.initial_accumulator);
   }
+  o.finish();
+  return x;
+}
+
+}  // namespace
+
+nlohmann::json TrainConfig::to_json() const {
+  nlohmann::json j = {
+      {"task", task.kind}, {"device", device},
+      {"epochs", epochs}, {"batch_size", batch_size}, {"eval_batch_size", eval_batch_size},
+      {"max_steps", max_steps}, {"seed", seed}, {"clip_grad_norm", clip_grad_norm},
+      {"optimizer", optimizer_json(optimizer)},
+      {"schedule", {{"kind", schedule_name(schedule.kind)}, {"warmup_steps", schedule.warmup_steps},
+                    {"min_factor", schedule.min_factor}}},
+      {"size_surrogate", size_surrogate == SurrogateKind::Mean ? "mean" : "weighted"},
+      {"early_stage", {{"gamma", early.gamma}, {"beta", early.beta}}},
+      {"truncation", {{"when", truncate_name(truncation.when)},
+                      {"every_steps", truncation.every_steps}, {"fold", truncation.fold}}},
+      {"checkpoint_every_steps", checkpoint_every_steps}};
+  if (task.kind == "masked_lm") j["mask_probability"] = task.mask_probability;
+  if (!init_from.empty()) j["init_from"] = init_from;
+  if (late.enabled)
+    j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
+                       {"loss_target", late.loss_target}, {"size_target", late.size_target},
+                       {"size_ratio", late.size_ratio}, {"omega", {late.omega_loss, late.omega_size}},
+                       {"rho", late.rho}, {"lr_ranks", late.lr_ranks}};
+  return j;
+}
+
+TrainConfig read_train_config(const ConfigReader& r) {
+  TrainConfig c;
+  c.task.kind = r.string("task", c.task.kind);
+  c.task.mask_probability = r.number("mask_probability", c.task.mask_probability, 1e-6, 1);
+  c.device = r.string("device", c.device);
+  c.device = parse_device(c.device, r.key_path("device")).str();
+  c.init_from = r.string("init_from", c.init_from);
+  c.epochs = r.integer("epochs", c.epochs, 1);
+  c.batch_size = r.integer("batch_size", c.batch_size, 1);
+  c.eval_batch_size = r.integer("eval_batch_size", c.eval_batch_size, 1);
+  c.max_steps = r.integer("max_steps", c.max_steps, 0);
+  c.seed = static_cast<uint64_t>(r.integer("seed", 0, 0));
+  c.clip_grad_norm = r.number("clip_grad_norm", c.clip_grad_norm);
+  c.checkpoint_every_steps = r.integer("checkpoint_every_steps", c.checkpoint_every_steps, 0);
+  c.size_surrogate =
+      parse_surrogate_kind(r.choice("size_surrogate", "weighted", {"weighted", "mean"}));
+
+  if (r.has("optimizer")) c.optimizer = read_optimizer(r.object("optimizer"));
   if (r.has("schedule")) {
     const auto s = r.object("schedule");
     const auto kind = s.choice("kind", "constant", {"constant", "linear", "cosine"});

@@ -2,6 +2,7 @@
 // Settings of the bi-objective trainer (METHOD §3): optimiser groups, schedule, the two
 // objective stages, rank truncation and checkpoints.
 #include "core/layers/size.h"
+#include "core/models/task.h"
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -14,11 +15,22 @@ class ConfigReader;
 
 enum class ScheduleKind { Constant, Linear, Cosine };
 
+enum class OptimizerKind { AdamW, SGD, Adagrad };
+
 struct OptimizerConfig {
-  // AdamW learning rates per group (the authors' run, METHOD §3).
+  OptimizerKind kind = OptimizerKind::AdamW;
+  // Learning rates per group (the authors' AdamW run, METHOD §3).
   double lr_cores = 1e-4, lr_ranks = 1e-3, lr_other = 5e-5;
-  double weight_decay = 0, beta1 = 0.9, beta2 = 0.999, eps = 1e-8;
+  double weight_decay = 0;
+  double eps = 1e-8;  // AdamW's; Adagrad's default is 1e-10
+  // AdamW
+  double beta1 = 0.9, beta2 = 0.999;
   bool amsgrad = false;
+  // SGD
+  double momentum = 0, dampening = 0;
+  bool nesterov = false;
+  // Adagrad
+  double lr_decay = 0, initial_accumulator = 0;
 };
 
 struct ScheduleConfig {
@@ -54,13 +66,11 @@ struct TruncationConfig {
   bool fold = false;        // fold d into the cores after cutting (METHOD §3)
 };
 
-// What the model is trained on: the pairs' labels through the classification head, or BERT's
-// masked-LM objective on the pairs' tokens (pre-training).
-enum class TaskKind { Classification, MaskedLM };
-
 struct TrainConfig {
-  TaskKind task = TaskKind::Classification;
-  double mask_probability = 0.15;  // masked LM: share of tokens chosen
+  // What the model is trained for; the model kind says which tasks it supports.
+  TaskSpec task;
+  // Where the run computes: "cpu" or a LibTorch device string ("cuda", "cuda:1").
+  std::string device = "cpu";
   // A checkpoint (e.g. of a masked-LM pre-training run) whose embeddings and encoders start
   // this run; the heads start fresh. "" = random initialisation.
   std::string init_from;

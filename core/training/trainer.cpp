@@ -3,19 +3,19 @@
 #include "core/layers/size.h"
 #include "core/training/lr_schedule.h"
 #include "core/training/optimizer.h"
-#include "core/training/progress.h"
 #include "core/training/rank_truncation.h"
-#include "core/training/training_step.h"
+#include "core/training/sliceable_optimizer.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
 
 #include <ATen/ATen.h>
-#include <torch/optim/adamw.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
 
 #include <chrono>
-#include <cstdio>
 #include <filesystem>
-#include <iostream>
 
 namespace comera {
 
@@ -33,19 +33,11 @@ uint64_t epoch_seed(uint64_t seed, int64_t epoch) {
   return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch) + 1;
 }
 
-nlohmann::json identity_of(const ModelConfig& model, const TrainConfig& training) {
-  return {{"model", model.to_json()}, {"training", training.to_json()}};
-}
-
-std::string format_count(double n) {
-  char buf[32];
-  if (n >= 1e6)
-    std::snprintf(buf, sizeof buf, "%.2fM", n / 1e6);
-  else if (n >= 1e3)
-    std::snprintf(buf, sizeof buf, "%.1fk", n / 1e3);
-  else
-    std::snprintf(buf, sizeof buf, "%.0f", n);
-  return buf;
+// What must match on resume. The device is not part of it: a run may go on elsewhere.
+nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training) {
+  auto t = training.to_json();
+  t.erase("device");
+  return {{"model", model.to_json()}, {"training", t}};
 }
 
 }  // namespace
@@ -59,56 +51,57 @@ const char* run_status_name(RunStatus status) {
   return "";
 }
 
-Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& train,
-                 const PairDataset& eval, TrainerOptions options)
-    : model_config_(std::move(model)),
+Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOptions options)
+    : model_spec_(std::move(model)),
       config_(std::move(training)),
-      train_(train),
-      eval_(eval),
-      options_(std::move(options)) {
+      data_(std::move(data)),
+      options_(std::move(options)),
+      device_(parse_device(config_.device, "training.device")) {
   memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : idle_rss_bytes();
-  if (train_.size() == 0) throw Error("the training set is empty (check the data directory)");
-  task_.kind = config_.task;
-  if (config_.task == TaskKind::MaskedLM) {
-    if (!model_config_.masked_lm)
-      throw Error("training.task masked_lm needs a masked-LM head: set model.masked_lm: true");
-    if (options_.masking.mask_id < 0)
-      throw Error("masked-LM training needs a vocabulary with a [MASK] token (use a BERT vocab.txt)");
-    task_.masking = options_.masking;
-    task_.masking.probability = config_.mask_probability;
-  }
+  if (!data_.train || data_.train->size() == 0)
+    throw Error("the training set is empty (check the data directory)");
+  if (!data_.eval || data_.eval->size() == 0)
+    throw Error("the evaluation set is empty (check the data directory and data.eval)");
+  require_device(device_);
   at::manual_seed(config_.seed);
-  model_ = Transformer(model_config_);
+  task_ = model_spec_.build(config_.task, data_.info);
+  auto& net = task_->model();
   // Size units come from the freshly initialised model (all d = 1).
   {
     at::NoGradGuard no_grad;
-    state_.size_scale = surrogate_size(*model_, config_.size_surrogate).item<double>();
-    state_.initial_size = static_cast<double>(model_size(*model_).tensorized);
+    state_.size_scale = surrogate_size(net, config_.size_surrogate).item<double>();
+    state_.initial_size = static_cast<double>(model_size(net).tensorized);
   }
+  net.to(device_);
   const bool resume = options_.resume && !options_.checkpoint.empty() &&
                       std::filesystem::exists(options_.checkpoint);
   std::unique_ptr<Checkpoint> checkpoint;
   if (resume) {
-    checkpoint = std::make_unique<Checkpoint>(options_.checkpoint);
-    const auto expected = identity_of(model_config_, config_);
+    checkpoint = std::make_unique<Checkpoint>(options_.checkpoint, Checkpoint::kStartAfresh, device_);
+    const auto expected = identity_of(model_spec_, config_);
     if (checkpoint->identity().at("model") != expected.at("model"))
       throw Error("checkpoint " + options_.checkpoint +
                   " was made with a different model config (resume with the same config, or "
                   "delete the checkpoint to start afresh)");
     if (checkpoint->identity().at("training") != expected.at("training"))
-      std::cerr << "comera train: warning: the training settings differ from those of checkpoint "
-                << options_.checkpoint << "; continuing with the new ones\n";
-    checkpoint->load_model(*model_);
+      notice("warning: the training settings differ from those of checkpoint " +
+             options_.checkpoint + "; continuing with the new ones");
+    checkpoint->load_model(net);
   } else if (!config_.init_from.empty()) {
     const Checkpoint start(config_.init_from,
                            "training.init_from: run the experiment that writes it first, e.g. the "
-                           "masked-LM pre-training preset, or point init_from elsewhere");
-    const auto loaded = start.init_model(*model_, model_config_.to_json());
-    if (options_.log_epochs)
-      std::cerr << "initialised from " << config_.init_from << ": " << loaded
-                << " tensors (embeddings and encoders); heads start fresh\n";
+                           "masked-LM pre-training preset, or point init_from elsewhere",
+                           device_);
+    const auto loaded = start.init_model(
+        net, model_spec_,
+        [this](const std::string& name) { return task_->is_head(name); });
+    notice("initialised from " + config_.init_from + ": " + std::to_string(loaded) +
+           " tensors (all but the heads); heads start fresh");
   }
-  optimizer_ = make_optimizer(*model_, config_.optimizer);
+  optimizer_ = make_optimizer(net, config_.optimizer);
+  if (config_.truncation.when != TruncateWhen::Never && !can_slice(*optimizer_))
+    throw Error("the optimiser cannot slice its state when rank truncation cuts the cores (set "
+                "training.truncation.when to \"never\")");
   objective_ = std::make_unique<Objective>(config_.size_surrogate, config_.early, config_.late,
                                            state_.size_scale, state_.initial_size);
   if (resume) {
@@ -120,10 +113,14 @@ Trainer::Trainer(ModelConfig model, TrainConfig training, const PairDataset& tra
     if (state_.late) objective_->resume_late(state_.size_target);
     resumed_ = true;
   }
-  model_->train();
+  net.train();
 }
 
 Trainer::~Trainer() = default;
+
+void Trainer::notice(const std::string& text) const {
+  if (options_.on_notice) options_.on_notice(text);
+}
 
 bool Trainer::finished() const {
   return state_.epoch >= config_.epochs ||
@@ -143,16 +140,18 @@ OptimizerConfig Trainer::stage_rates() const {
 }
 
 void Trainer::start_late() {
-  const auto exact = static_cast<double>(model_size(*model_).tensorized);
+  const auto exact = static_cast<double>(model_size(model()).tensorized);
   objective_->start_late(exact);
   state_.late = true;
   state_.size_target = objective_->size_target();
 }
 
+void Trainer::truncate() { truncate_model(model(), optimizer_.get(), config_.truncation.fold); }
+
 void Trainer::save() {
   if (options_.checkpoint.empty()) return;
-  save_checkpoint(options_.checkpoint, *model_, *optimizer_, state_,
-                  identity_of(model_config_, config_));
+  save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
+                  identity_of(model_spec_, config_));
 }
 
 EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
@@ -164,16 +163,16 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   const double n = static_cast<double>(std::max<int64_t>(1, state_.examples));
   m.train_loss = state_.loss_sum / n;
   m.train_accuracy = static_cast<double>(state_.correct) / n;
-  const auto eval = evaluate(model_, eval_, config_.eval_batch_size, task_);
+  const auto eval = evaluate(*task_, *data_.eval, config_.eval_batch_size, device_);
   m.eval_loss = eval.loss;
   m.accuracy = eval.accuracy;
   {
     at::NoGradGuard no_grad;
     m.surrogate = state_.size_scale > 0
-                      ? surrogate_size(*model_, config_.size_surrogate).item<double>() / state_.size_scale
+                      ? surrogate_size(model(), config_.size_surrogate).item<double>() / state_.size_scale
                       : 0;
   }
-  m.size = model_size(*model_);
+  m.size = model_size(model());
   if (state_.steps > 0) {
     m.step_time_ms = 1e3 * state_.step_seconds / static_cast<double>(state_.steps);
     m.tokens_per_s = static_cast<double>(state_.tokens) / std::max(1e-9, state_.step_seconds);
@@ -183,40 +182,44 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   return m;
 }
 
-std::string Trainer::progress_text(int64_t batches, int64_t end_step,
-                                   double seconds_per_step) const {
-  const auto size = model_size(*model_);
+TrainingProgress Trainer::progress(int64_t batches, int64_t end_step) const {
+  TrainingProgress p;
+  p.epoch = state_.epoch;
+  p.epochs = config_.epochs;
+  p.stage = state_.late ? "late" : "early";
+  p.step_in_epoch = state_.step_in_epoch;
+  p.batches = batches;
+  p.eval_examples = data_.eval->size();
   const double n = static_cast<double>(std::max<int64_t>(1, state_.examples));
-  char buf[256];
-  std::snprintf(buf, sizeof buf,
-                "epoch %lld/%lld [%s] step %lld/%lld  loss %.4f  acc %.1f%%  size %s (%.1fx)  "
-                "%.0f ms/step  left %s",
-                static_cast<long long>(state_.epoch + 1), static_cast<long long>(config_.epochs),
-                state_.late ? "late" : "early", static_cast<long long>(state_.step_in_epoch),
-                static_cast<long long>(batches), state_.loss_sum / n,
-                100.0 * static_cast<double>(state_.correct) / n,
-                format_count(static_cast<double>(size.total_params)).c_str(), size.compression(),
-                1e3 * seconds_per_step,
-                format_duration(seconds_per_step * static_cast<double>(end_step - state_.step)).c_str());
-  return buf;
+  p.loss = state_.loss_sum / n;
+  p.accuracy = static_cast<double>(state_.correct) / n;
+  const auto size = model_size(task_->model());
+  p.params = size.total_params;
+  p.compression = size.compression();
+  p.seconds_per_step = state_.steps > 0 ? state_.step_seconds / static_cast<double>(state_.steps) : 0;
+  p.seconds_left = p.seconds_per_step * static_cast<double>(std::max<int64_t>(0, end_step - state_.step));
+  return p;
 }
 
 RunResult Trainer::run() {
   RunResult result;
-  ProgressLine progress(options_.progress, options_.log_epochs);
   const auto run_start = Clock::now();
-  const int64_t batches = (train_.size() + config_.batch_size - 1) / config_.batch_size;
+  auto last_progress = run_start;
+  const int64_t batches = (data_.train->size() + config_.batch_size - 1) / config_.batch_size;
   int64_t total_steps = batches * config_.epochs;
   if (config_.max_steps > 0) total_steps = std::min(total_steps, config_.max_steps);
   const int64_t end_step =
       options_.stop_at_step > 0 ? std::min(total_steps, options_.stop_at_step) : total_steps;
   const auto& trunc = config_.truncation;
+  // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
+  const auto generator = at::detail::getDefaultCPUGenerator();
   reset_peak_rss();
 
   while (state_.epoch < config_.epochs) {
-    const auto order = train_.epoch(config_.batch_size, epoch_seed(config_.seed, state_.epoch));
+    const auto order = data_.train->epoch(config_.batch_size, epoch_seed(config_.seed, state_.epoch));
+    const auto epoch_batches = static_cast<int64_t>(order.size());
     bool stop = false;
-    while (state_.step_in_epoch < static_cast<int64_t>(order.size())) {
+    while (state_.step_in_epoch < epoch_batches) {
       if ((config_.max_steps > 0 && state_.step >= config_.max_steps) ||
           (options_.stop_at_step > 0 && state_.step >= options_.stop_at_step)) {
         stop = true;
@@ -225,10 +228,10 @@ RunResult Trainer::run() {
       if (late_due()) start_late();
       set_learning_rates(*optimizer_, stage_rates(),
                          lr_factor(config_.schedule, state_.step, total_steps));
-      const auto batch = train_.batch(order[state_.step_in_epoch]);
+      auto host_batch = data_.train->batch(order[state_.step_in_epoch]);
       const auto t0 = Clock::now();
-      const auto r = training_step(model_, *optimizer_, *objective_, config_.clip_grad_norm, batch,
-                                   task_);
+      const auto batch = task_->prepare(std::move(host_batch), generator).to(device_);
+      const auto r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch);
       const double seconds = seconds_since(t0);
       if (!r.finite) {
         result.status = RunStatus::Diverged;
@@ -238,46 +241,36 @@ RunResult Trainer::run() {
                               ? std::string()
                               : "; the last good checkpoint " + options_.checkpoint + " is kept") +
                          " (lower the learning rates or set training.clip_grad_norm)";
-        progress.finish("stopped: " + result.message);
         result.steps = state_.step;
         return result;
       }
       ++state_.step;
       ++state_.step_in_epoch;
       ++state_.steps;
-      state_.loss_sum += r.task_loss * static_cast<double>(r.examples);
-      state_.examples += r.examples;
+      state_.loss_sum += r.task_loss * static_cast<double>(r.predictions);
+      state_.examples += r.predictions;
       state_.correct += r.correct;
       state_.tokens += r.tokens;
       state_.step_seconds += seconds;
-      if (trunc.when == TruncateWhen::Steps && state_.step % trunc.every_steps == 0)
-        truncate_model(*model_, optimizer_.get(), trunc.fold);
+      if (trunc.when == TruncateWhen::Steps && state_.step % trunc.every_steps == 0) truncate();
       if (config_.checkpoint_every_steps > 0 && state_.step % config_.checkpoint_every_steps == 0)
         save();
-      if (progress.due())
-        progress.update(progress_text(static_cast<int64_t>(order.size()), end_step,
-                                      state_.step_seconds / static_cast<double>(state_.steps)));
+      if (options_.on_progress && seconds_since(last_progress) >= options_.progress_interval_s) {
+        last_progress = Clock::now();
+        options_.on_progress(progress(epoch_batches, end_step));
+      }
       if (options_.on_step) options_.on_step();
     }
-    const bool partial = stop && state_.step_in_epoch < static_cast<int64_t>(order.size());
+    const bool partial = stop && state_.step_in_epoch < epoch_batches;
     if (stop && state_.step_in_epoch == 0) break;  // the limit fell on an epoch boundary
     // Not at a partial stop: a resumed run must follow the uninterrupted one exactly.
-    if (trunc.when == TruncateWhen::Epoch && !partial)
-      truncate_model(*model_, optimizer_.get(), trunc.fold);
-    progress.update("epoch " + std::to_string(state_.epoch + 1) + ": evaluating on " +
-                        std::to_string(eval_.size()) + " examples...",
-                    true);
+    if (trunc.when == TruncateWhen::Epoch && !partial) truncate();
+    if (options_.on_progress) {
+      auto p = progress(epoch_batches, end_step);
+      p.evaluating = true;
+      options_.on_progress(p);
+    }
     auto metrics = epoch_metrics(partial, seconds_since(run_start));
-    char line[256];
-    std::snprintf(line, sizeof line,
-                  "epoch %lld [%s]%s  train loss %.4f  eval loss %.4f  acc %.2f%%  size %s (%.1fx)  "
-                  "%.1f ms/step  %.0f tok/s  peak %.0f MB",
-                  static_cast<long long>(metrics.epoch + 1), metrics.stage.c_str(),
-                  partial ? " (partial)" : "", metrics.train_loss, metrics.eval_loss,
-                  100 * metrics.accuracy, format_count(static_cast<double>(metrics.size.total_params)).c_str(),
-                  metrics.size.compression(), metrics.step_time_ms, metrics.tokens_per_s,
-                  metrics.peak_mem_mb);
-    progress.finish(line);
     if (!partial) {
       ++state_.epoch;
       state_.step_in_epoch = 0;

@@ -1,14 +1,17 @@
 #pragma once
 // The bi-objective trainer (METHOD §3): early stage, optional late stage, physical rank
-// truncation, per-epoch evaluation and metrics, checkpoints with resume, NaN guard, progress.
-#include "core/data/pair_dataset.h"
-#include "core/models/model_config.h"
-#include "core/models/transformer.h"
+// truncation, per-epoch evaluation and metrics, checkpoints with resume, NaN guard. Any model
+// kind and task (core/models/model_kind.h), optimiser and device; it prints nothing and reports
+// through the callbacks of TrainerOptions.
+#include "core/data/task_data.h"
+#include "core/models/model_kind.h"
 #include "core/training/checkpoint.h"
 #include "core/training/epoch_metrics.h"
 #include "core/training/objective.h"
 #include "core/training/train_config.h"
 #include "core/training/training_step.h"
+
+#include <c10/core/Device.h>
 
 #include <functional>
 #include <memory>
@@ -16,10 +19,24 @@
 #include <vector>
 
 namespace torch::optim {
-class AdamW;
+class Optimizer;
 }
 
 namespace comera {
+
+// Where a run stands, for a progress line.
+struct TrainingProgress {
+  bool evaluating = false;  // the epoch's evaluation has begun (the rest is the last step's)
+  int64_t epoch = 0, epochs = 0;            // 0-based epoch in progress, of so many
+  std::string stage;                        // "early" | "late"
+  int64_t step_in_epoch = 0, batches = 0;   // batches of this epoch done, of so many
+  int64_t eval_examples = 0;
+  double loss = 0, accuracy = 0;            // means over the epoch so far
+  int64_t params = 0;                       // model size now
+  double compression = 0;                   // against the same model dense
+  double seconds_per_step = 0;
+  double seconds_left = 0;                  // to the end of the run (or its step limit)
+};
 
 struct TrainerOptions {
   std::string checkpoint;       // file written at epoch ends (and every N steps); "" = none
@@ -27,12 +44,11 @@ struct TrainerOptions {
   // > 0: stop (resumably) once this many steps are done in total; unlike training.max_steps
   // the learning-rate schedule still spans the configured run.
   int64_t stop_at_step = 0;
-  bool progress = true;         // live progress line on stderr
-  bool log_epochs = true;       // one summary line per epoch on stderr
   int64_t memory_baseline = -1;  // bytes of RSS counted as idle; -1: measured at construction
-  // training.task masked_lm: the vocabulary's [MASK] and special ids and its size (from the
-  // task data, see masking_options); the probability comes from the training settings.
-  MaskingOptions masking;
+  double progress_interval_s = 1;  // on_progress at most this often while training
+  std::function<void(const TrainingProgress&)> on_progress;
+  // Notices worth a line (a resume with changed settings, an initialisation).
+  std::function<void(const std::string&)> on_notice;
   // Called after each epoch's checkpoint is written.
   std::function<void(const EpochMetrics&)> on_epoch;
   // Called after every optimiser step (e.g. a database heartbeat).
@@ -51,18 +67,21 @@ struct RunResult {
 
 class Trainer {
  public:
-  // Seeds everything from training.seed, builds the model and optimiser, and resumes from the
-  // checkpoint when asked and present.
-  Trainer(ModelConfig model, TrainConfig training, const PairDataset& train,
-          const PairDataset& eval, TrainerOptions options = {});
+  // Seeds everything from training.seed, builds the model for the task on the configured
+  // device and its optimiser, and resumes from the checkpoint when asked and present. Every
+  // error (a model that cannot read the data, an optimiser that cannot follow truncation, a
+  // device this machine lacks, a foreign checkpoint) comes from here, before any training.
+  Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOptions options = {});
   ~Trainer();
 
   RunResult run();
 
-  Transformer& model() { return model_; }
-  torch::optim::AdamW& optimizer() { return *optimizer_; }
+  Task& task() { return *task_; }
+  torch::nn::Module& model() { return task_->model(); }
+  torch::optim::Optimizer& optimizer() { return *optimizer_; }
   const Objective& objective() const { return *objective_; }
   const TrainerState& state() const { return state_; }
+  const c10::Device& device() const { return device_; }
   bool resumed() const { return resumed_; }
   // Nothing left to train (a resume of a run that already ended).
   bool finished() const;
@@ -72,20 +91,21 @@ class Trainer {
   void start_late();
   // The configured learning rates, with the late stage's rank-vector rate once it runs.
   OptimizerConfig stage_rates() const;
+  void truncate();
   EpochMetrics epoch_metrics(bool partial, double elapsed_s);
   void save();
-  std::string progress_text(int64_t batches, int64_t end_step, double seconds_per_step) const;
+  TrainingProgress progress(int64_t batches, int64_t end_step) const;
+  void notice(const std::string& text) const;
 
-  ModelConfig model_config_;
+  ModelSpec model_spec_;
   TrainConfig config_;
-  const PairDataset& train_;
-  const PairDataset& eval_;
+  TaskData data_;
   TrainerOptions options_;
-  Transformer model_{nullptr};
-  std::unique_ptr<torch::optim::AdamW> optimizer_;
+  c10::Device device_;
+  std::unique_ptr<Task> task_;
+  std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<Objective> objective_;
   TrainerState state_;
-  StepTask task_;
   bool resumed_ = false;
   int64_t memory_baseline_ = 0;
 };

@@ -3,8 +3,8 @@
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
-#include <torch/nn/utils/clip_grad.h>
-#include <torch/optim/adamw.h>
+#include <torch/nn/module.h>
+#include <torch/optim/optimizer.h>
 
 #include <cmath>
 
@@ -12,67 +12,69 @@ namespace comera {
 
 namespace {
 
-constexpr uint64_t kEvalMaskSeed = 0x6D61736B;
-
-struct Predictions {
-  at::Tensor logits, targets;
-};
-
-Predictions predict(Transformer& model, const PairBatch& batch, const StepTask& task,
-                    const at::Generator& generator) {
-  if (task.kind == TaskKind::Classification)
-    return {model->classify(batch.input_ids, batch.segment_ids, batch.attention_mask), batch.labels};
-  const auto m = mask_tokens(batch.input_ids, batch.attention_mask, task.masking, generator);
-  return {model->masked_lm(m.input_ids, batch.segment_ids, batch.attention_mask, m.positions),
-          m.targets};
-}
+constexpr uint64_t kEvalSeed = 0x6D61736B;
 
 }  // namespace
 
-StepResult training_step(Transformer& model, torch::optim::AdamW& optimizer,
-                         const Objective& objective, double clip_grad_norm, const PairBatch& batch,
-                         const StepTask& task) {
-  StepResult r;
+void clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) {
+  std::vector<at::Tensor> grads, norms;
+  for (const auto& p : parameters)
+    if (p.grad().defined()) grads.push_back(p.grad()), norms.push_back(p.grad().norm(2));
+  if (grads.empty()) return;
+  const auto total = at::stack(norms).norm(2);
+  const auto coefficient = (max_norm / (total + 1e-6)).clamp_max(1.0);
+  for (auto& g : grads) g.mul_(coefficient);
+}
+
+StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
+                         double clip_grad_norm, const Batch& batch) {
+  auto& model = task.model();
   // Gradients set to none (not zeroed): backward then stores the first gradient without a fill.
-  for (auto& p : model->parameters()) p.mutable_grad().reset();
-  const auto out = predict(model, batch, task, at::detail::getDefaultCPUGenerator());
-  const auto loss = at::cross_entropy_loss(out.logits, out.targets);
-  const auto value = objective(loss, *model);
-  r.objective = value.total.item<double>();
-  r.task_loss = loss.item<double>();
-  r.size = value.size.item<double>();
-  r.examples = out.targets.size(0);
-  r.tokens = batch.attention_mask.sum().item<int64_t>();
-  r.correct = (out.logits.argmax(-1) == out.targets).sum().item<int64_t>();
+  for (auto& p : model.parameters()) p.mutable_grad().reset();
+  const auto out = task.forward(batch);
+  const auto value = objective(out.loss, model);
+  const auto host = at::stack({value.total.detach().to(at::kDouble), out.loss.detach().to(at::kDouble),
+                               value.size.detach().to(at::kDouble), out.correct.to(at::kDouble),
+                               out.tokens.to(at::kDouble)})
+                        .cpu();
+  const double* v = host.data_ptr<double>();
+  StepResult r;
+  r.objective = v[0];
+  r.task_loss = v[1];
+  r.size = v[2];
+  r.correct = static_cast<int64_t>(v[3]);
+  r.tokens = static_cast<int64_t>(v[4]);
+  r.predictions = out.predictions;
   if (!std::isfinite(r.objective)) {
     r.finite = false;
     return r;
   }
   value.total.backward();
-  if (clip_grad_norm > 0) torch::nn::utils::clip_grad_norm_(model->parameters(), clip_grad_norm);
+  if (clip_grad_norm > 0) clip_gradients(model.parameters(), clip_grad_norm);
   optimizer.step();
   return r;
 }
 
-EvalResult evaluate(Transformer& model, const PairDataset& data, int64_t batch_size,
-                    const StepTask& task) {
-  const bool was_training = model->is_training();
-  model->eval();
+EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device) {
+  auto& model = task.model();
+  const bool was_training = model.is_training();
+  model.eval();
   at::NoGradGuard no_grad;
-  const auto generator = at::make_generator<at::CPUGeneratorImpl>(kEvalMaskSeed);
-  double loss_sum = 0;
-  int64_t correct = 0;
+  const auto generator = at::make_generator<at::CPUGeneratorImpl>(kEvalSeed);
+  at::Tensor loss_sum, correct;
   EvalResult r;
   for (const auto& indices : data.epoch(batch_size)) {
-    const auto out = predict(model, data.batch(indices), task, generator);
-    loss_sum += at::cross_entropy_loss(out.logits, out.targets, {}, at::Reduction::Sum).item<double>();
-    correct += (out.logits.argmax(-1) == out.targets).sum().item<int64_t>();
-    r.examples += out.targets.size(0);
+    const auto out = task.forward(task.prepare(data.batch(indices), generator).to(device));
+    const auto loss = out.loss.to(at::kDouble) * static_cast<double>(out.predictions);
+    loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
+    correct = correct.defined() ? correct + out.correct : out.correct;
+    r.predictions += out.predictions;
   }
-  model->train(was_training);
-  if (r.examples > 0) {
-    r.loss = loss_sum / static_cast<double>(r.examples);
-    r.accuracy = static_cast<double>(correct) / static_cast<double>(r.examples);
+  model.train(was_training);
+  if (r.predictions > 0) {
+    const auto host = at::stack({loss_sum, correct.to(at::kDouble)}).cpu();
+    r.loss = host[0].item<double>() / static_cast<double>(r.predictions);
+    r.accuracy = host[1].item<double>() / static_cast<double>(r.predictions);
   }
   return r;
 }

@@ -1,50 +1,50 @@
 #pragma once
 // One optimiser step of the bi-objective trainer: forward, task loss plus size terms, backward,
-// gradient clipping, AdamW step. Shared by the trainer and `comera bench step`.
-#include "core/data/pair_dataset.h"
-#include "core/data/token_masking.h"
-#include "core/models/transformer.h"
+// gradient clipping, optimiser step; and evaluation over a dataset. Any model kind and task
+// (task.h), any optimiser, any device; shared by the trainer and the step benchmark.
+#include "core/data/dataset.h"
+#include "core/models/task.h"
 #include "core/training/objective.h"
-#include "core/training/train_config.h"
+
+#include <ATen/core/Generator.h>
+
+#include <cstdint>
 
 namespace torch::optim {
-class AdamW;
+class Optimizer;
 }
 
 namespace comera {
 
-// What a step predicts: the pairs' labels, or the original ids of tokens chosen by `masking`
-// (its probability, [MASK] id, vocabulary and special ids).
-struct StepTask {
-  TaskKind kind = TaskKind::Classification;
-  MaskingOptions masking;
-};
-
 struct StepResult {
-  double objective = 0;  // the stage's objective (what was minimised)
-  double task_loss = 0;  // L, mean over the predictions
-  double size = 0;       // surrogate in units of its initial value
-  int64_t correct = 0;   // argmax hits
-  int64_t examples = 0;  // predictions: pairs, or masked tokens
-  int64_t tokens = 0;    // non-padding tokens
-  bool finite = true;    // false: loss was NaN/inf, nothing was updated
+  double objective = 0;     // the stage's objective (what was minimised)
+  double task_loss = 0;     // L, mean over the predictions
+  double size = 0;          // surrogate in units of its initial value
+  int64_t correct = 0;      // right predictions
+  int64_t predictions = 0;  // examples, or masked tokens
+  int64_t tokens = 0;       // inputs processed
+  bool finite = true;       // false: the objective was NaN/inf, nothing was updated
 };
 
-// Masked-LM tokens are drawn from the global CPU generator (checkpointed with the run).
-StepResult training_step(Transformer& model, torch::optim::AdamW& optimizer,
-                         const Objective& objective, double clip_grad_norm, const PairBatch& batch,
-                         const StepTask& task = {});
+// `batch` has been through task.prepare and lies on the model's device. The step reads the
+// device once, after the forward pass: the NaN guard and the reported values need the
+// objective before anything is updated.
+StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
+                         double clip_grad_norm, const Batch& batch);
+
+// Scales the gradients so that their joint 2-norm is at most max_norm (as
+// torch::nn::utils::clip_grad_norm_), computed on the device without reading it back.
+void clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm);
 
 struct EvalResult {
-  double loss = 0;  // mean cross-entropy per prediction
+  double loss = 0;  // mean task loss per prediction
   double accuracy = 0;
-  int64_t examples = 0;  // predictions: pairs, or masked tokens
+  int64_t predictions = 0;  // examples, or masked tokens
 };
 
-// The whole set in order, the last batch short (nothing dropped); the model's train/eval mode
-// is restored afterwards. Masked-LM tokens come from a fixed seed: every evaluation of a run
-// scores the same masked positions.
-EvalResult evaluate(Transformer& model, const PairDataset& data, int64_t batch_size,
-                    const StepTask& task = {});
+// The whole set in order, the last batch short (nothing dropped), on `device`; the model's
+// train/eval mode is restored afterwards. Random corruption comes from a fixed seed, so every
+// evaluation of a run scores the same inputs. Reads the device once, at the end.
+EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device);
 
 }  // namespace comera

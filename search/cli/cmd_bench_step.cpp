@@ -1,7 +1,8 @@
 // `comera bench step`: median time and peak memory of a full training step, tensorized or dense,
 // or both side by side at several batch sizes (--compare).
 #include "core/training/experiment.h"
-#include "core/training/step_benchmark.h"
+#include "core/bench/step_benchmark.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 
@@ -47,7 +48,7 @@ int compare(const cxxopts::ParseResult& r) {
   std::ostringstream common;
   common << "--config '" << r["config"].as<std::string>() << "' --seq " << r["seq"].as<int64_t>()
          << " --warmup " << r["warmup"].as<int>() << " --repeats " << r["repeats"].as<int>()
-         << " --threads " << r["threads"].as<int>();
+         << " --threads " << r["threads"].as<int>() << " --device '" << r["device"].as<std::string>() << "'";
   nlohmann::json rows = nlohmann::json::array();
   for (const auto batch : parse_list(r["batches"].as<std::string>())) {
     const std::string args = common.str() + " --batch " + std::to_string(batch);
@@ -83,14 +84,16 @@ int run(int argc, char** argv) {
   auto options = make_options(
       "bench step",
       "Median wall and process CPU time and peak memory (process RSS above the idle baseline) of one full\n"
-      "training step (forward, loss with the size terms, backward, AdamW step) on random token\n"
-      "ids. --dense builds every layer dense; --compare measures both builds at each of --batches,\n"
-      "each in its own process, and prints a table.");
+      "training step (forward, loss with the size terms, backward, optimiser step) of the\n"
+      "experiment's model and task on random inputs. --dense builds every layer dense; --compare\n"
+      "measures both builds at each of --batches, each in its own process, and prints a table.");
   options.add_options()("config", "Experiment file",
                         cxxopts::value<std::string>()->default_value("experiments/mnli_six_encoder.json"))(
       "batch", "Sequences per step", cxxopts::value<int64_t>()->default_value("8"))(
       "seq", "Tokens per sequence", cxxopts::value<int64_t>()->default_value("128"))(
       "dense", "Build every layer dense")(
+      "device", "Where to compute: cpu, cuda or cuda:N",
+      cxxopts::value<std::string>()->default_value("cpu"))(
       "compare", "Tensorized vs dense at each of --batches")(
       "batches", "Batch sizes for --compare", cxxopts::value<std::string>()->default_value("1,8,32"))(
       "warmup", "Unmeasured steps first", cxxopts::value<int>()->default_value("2"))(
@@ -103,6 +106,7 @@ int run(int argc, char** argv) {
   auto e = load_experiment(r["config"].as<std::string>());
   const bool dense = r.count("dense") > 0;
   if (dense) e.model = e.model.dense();
+  e.training.device = parse_device(r["device"].as<std::string>()).str();
   StepBenchmarkOptions o;
   o.batch = r["batch"].as<int64_t>();
   o.length = r["seq"].as<int64_t>();
@@ -117,6 +121,7 @@ int run(int argc, char** argv) {
   auto j = result.to_json();
   j["config"] = e.name;
   j["build"] = dense ? "dense" : "tensorized";
+  j["device"] = e.training.device;
   j["batch"] = o.batch;
   j["seq"] = o.length;
   if (r.count("json")) {

@@ -1,6 +1,7 @@
 // `comera reproduce NAME`: runs one of the paper's tables (scaled down, or --full) as a sweep and
 // prints our figures beside the published ones; the table also goes to results/reproduce/.
-#include "core/training/progress.h"
+#include "core/util/format.h"
+#include "search/cli/training_output.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 #include "search/reproduce/comparison_table.h"
@@ -63,7 +64,8 @@ int run(int argc, char** argv) {
   const auto sweep_spec = sweep::parse_sweep_spec(reproduce::sweep_json(spec, full), spec.file, reference);
   sweep::SweepOptions so;
   so.db_path = db_file;
-  so.progress = !r.count("quiet");
+  ProgressLine line(!r.count("quiet"), true);
+  so.trials = trial_reporting(line);
   const auto report = sweep::run_sweep(sweep_spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;

@@ -1,6 +1,7 @@
 // `comera sweep SPEC`: runs a sweep's trials into a results database (resumable, shardable, safe
 // with several processes on one database), then prints the study's Pareto front.
-#include "core/training/progress.h"
+#include "core/util/format.h"
+#include "search/cli/training_output.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
@@ -79,7 +80,8 @@ int run(int argc, char** argv) {
   so.retry_failed = r.count("retry-failed") > 0;
   so.stale_after_s = r["stale-after"].as<double>();
   so.max_trials = r["max-trials"].as<int64_t>();
-  so.progress = !r.count("quiet");
+  ProgressLine line(!r.count("quiet"), true);
+  so.trials = trial_reporting(line);
   const auto report = sweep::run_sweep(spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;

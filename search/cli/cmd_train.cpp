@@ -3,14 +3,15 @@
 #include "core/layers/size.h"
 #include "core/training/experiment.h"
 #include "core/training/trainer.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/environment.h"
 #include "search/store/trials.h"
-#include "search/training/trial_recorder.h"
-#include "search/tuner/layer_tokens.h"
+#include "search/runs/trial_recorder.h"
+#include "search/cli/training_output.h"
 #include "search/tuner/tuner.h"
 
 #include <nlohmann/json.hpp>
@@ -78,6 +79,8 @@ int run(int argc, char** argv) {
       "dense", "Train the same architecture with every layer dense (the baseline)")(
       "tune", "Measure contraction plans that the database has no choice for (else only stored "
               "choices are used, from `comera tune`)")(
+      "device", "Where to compute: cpu, cuda or cuda:N (overrides training.device)",
+      cxxopts::value<std::string>())(
       "quiet", "No live progress line (epoch summaries are still printed)")(
       "json", "Print the run's result and per-epoch metrics as JSON");
   add_db_option(options);
@@ -95,6 +98,7 @@ int run(int argc, char** argv) {
   if (r.count("seed")) e.training.seed = r["seed"].as<uint64_t>();
   if (r.count("train-limit")) e.data.train_limit = r["train-limit"].as<int64_t>();
   if (r.count("eval-limit")) e.data.eval_limit = r["eval-limit"].as<int64_t>();
+  if (r.count("device")) e.training.device = parse_device(r["device"].as<std::string>()).str();
   if (r.count("dense")) {
     e.model = e.model.dense();
     e.name += "_dense";
@@ -103,22 +107,18 @@ int run(int argc, char** argv) {
   }
   if (r.count("init")) e.training.init_from = r["init"].as<std::string>();
 
+  require_device(parse_device(e.training.device, "training.device"));
   std::cerr << "loading data..." << std::endl;
-  const auto data = load_task_data(e.data);
-  if (data.vocab_size > e.model.vocab)
-    throw Error("the vocabulary has " + std::to_string(data.vocab_size) +
-                " tokens but model.vocab is " + std::to_string(e.model.vocab) +
-                " (raise model.vocab to at least the vocabulary size)");
-  std::cerr << "data: " << data.train.size() << " training pairs (" << data.train_file << "), "
-            << data.eval.size() << " evaluation pairs (" << data.eval_file << ")" << std::endl;
+  auto data = load_task_data(e.data);
+  std::cerr << "data: " << data.train->size() << " training " << data.train->unit() << " ("
+            << data.train_file << "), " << data.eval->size() << " evaluation " << data.eval->unit()
+            << " (" << data.eval_file << ")" << std::endl;
 
   TrainerOptions to;
   to.checkpoint = r.count("checkpoint") ? r["checkpoint"].as<std::string>()
                                         : "results/checkpoints/" + e.name + ".pt";
   to.resume = r.count("resume") > 0;
-  to.progress = !r.count("quiet");
   to.memory_baseline = baseline;
-  to.masking = masking_options(data);
   // The trial is made once the trainer is built (a bad config or checkpoint makes none).
   std::unique_ptr<store::ResultsDb> db;
   std::unique_ptr<TrialRecorder> recorder;
@@ -133,12 +133,15 @@ int run(int argc, char** argv) {
     if (recorder) recorder->heartbeat();
     if (plan_layers) plan_layers();
   };
-  Trainer trainer(e.model, e.training, data.train, data.eval, to);
-  const auto size = model_size(*trainer.model());
-  std::cerr << "model: " << e.model.layers << " layers, d_model " << e.model.d_model << ", "
+  ProgressLine line(!r.count("quiet"), true);
+  show_training(to, line);
+  Trainer trainer(e.model, e.training, std::move(data), to);
+  const auto size = model_size(trainer.model());
+  std::cerr << "model: " << e.model.kind << ", " << e.model.summary() << ", "
             << size.total_params << " parameters (" << size.megabytes() << " MB), "
             << size.compression() << "x smaller than dense (" << size.dense_model_params << ")"
             << (trainer.resumed() ? "; resumed at step " + std::to_string(trainer.state().step) : "")
+            << "; on " << trainer.device()
             << std::endl;
   if (trainer.finished()) {
     std::cerr << "nothing to do: the run in " << to.checkpoint
@@ -169,7 +172,11 @@ int run(int argc, char** argv) {
   tuner::Tuner plans(topts, db.get(), current_environment());
   plans.set_progress([](const std::string& what) { std::cerr << "  " << what << std::endl; });
   int planned = 0;
-  plan_layers = [&] { planned = plans.apply(*trainer.model(), tuner::layer_tokens(e)); };
+  plan_layers = [&] {
+    planned = plans.apply(trainer.model(), [&](const std::string& layer) {
+      return trainer.task().layer_rows(layer, e.training.batch_size, e.data.max_length);
+    });
+  };
   plan_layers();
   std::cerr << "contraction plans: " << planned << " TT layers off the merged path ("
             << (topts.measure_missing ? "measured where not stored" : "stored choices only") << ")"

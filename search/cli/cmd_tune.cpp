@@ -12,7 +12,6 @@
 #include "search/environment.h"
 #include "search/store/results_db.h"
 #include "search/tuner/tuner.h"
-#include "search/tuner/layer_tokens.h"
 #include "search/tuner/tuning_key.h"
 
 #include <nlohmann/json.hpp>
@@ -33,12 +32,12 @@ struct LayerCase {
 // Every TT layer of the experiment's model, with the tokens it sees in training.
 std::vector<LayerCase> experiment_cases(const std::string& file) {
   const auto e = load_experiment(file);
-  const Transformer model(e.model);
-  const auto tokens = tuner::layer_tokens(e);
+  const auto task = e.model.build(e.training.task, DataInfo{});
   std::vector<LayerCase> out;
-  for (const auto& item : model->named_modules())
+  for (const auto& item : task->model().named_modules())
     if (const auto* tt = dynamic_cast<const TTLinearImpl*>(item.value().get()))
-      out.push_back({item.key(), tt->shape(), tokens(item.key())});
+      out.push_back({item.key(), tt->shape(),
+                     task->layer_rows(item.key(), e.training.batch_size, e.data.max_length)});
   if (out.empty()) throw Error(file + ": the model has no TT layers to tune (model.tensorized)");
   return out;
 }

@@ -1,76 +1,28 @@
 #include "search/sweep/shape_choices.h"
 
-#include "core/formats/factorize.h"
-#include "core/models/model_config.h"
+#include "core/models/model_kind.h"
+#include "core/training/train_config.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 
 #include <algorithm>
-#include <cmath>
-#include <functional>
-#include <numeric>
 
 namespace comera::sweep {
 
 namespace {
 
-int64_t product(const std::vector<int64_t>& v) {
-  return std::accumulate(v.begin(), v.end(), int64_t{1}, std::multiplies<>());
-}
-
-// The largest interior rank of a layer entry ("ranks": list or one integer).
-int64_t interior_rank(const nlohmann::json& layer) {
-  const auto& ranks = layer.at("ranks");
-  if (ranks.is_number_integer()) return ranks.get<int64_t>();
-  int64_t r = 1;
-  for (const auto& x : ranks) r = std::max(r, x.get<int64_t>());
-  return r;
-}
-
 nlohmann::json factorised(const nlohmann::json& base, int d, const std::string& where) {
-  const nlohmann::json model_json = base.at("model");
-  const ModelConfig model = parse_model_config(model_json);
-  const nlohmann::json& layers = model_json.value("tensorized", nlohmann::json::object());
-  if (layers.empty())
-    throw Error(where + ": the base experiment has no model.tensorized layers to factorise");
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, layer] : layers.items()) {
-    const int64_t rank = interior_rank(layer);
-    if (name == "embedding") {
-      out[name] = {{"vocab_modes", vocab_modes(model.vocab, d)},
-                   {"emb_modes", balanced_factorizations(model.d_model, d).front()},
-                   {"ranks", rank}};
-      continue;
-    }
-    const auto features = [&]() -> std::pair<int64_t, int64_t> {
-      if (name == "ffn_in") return {model.d_model, model.ffn};
-      if (name == "ffn_out") return {model.ffn, model.d_model};
-      return {model.d_model, model.d_model};  // attention, classifier
-    }();
-    const auto modes = propose_tt_modes(features.first, features.second, d, 1).front();
-    out[name] = {{"in_modes", modes.first}, {"out_modes", modes.second}, {"ranks", rank}};
+  try {
+    const auto training = base.value("training", nlohmann::json::object());
+    const auto train = read_train_config(ConfigReader(training, "training"));
+    const auto model = parse_model_spec(base.at("model"), train.task);
+    return model.model_kind().factorise(model.settings, d);
+  } catch (const Error& e) {
+    throw Error(where + ": the base experiment: " + e.what());
   }
-  return out;
 }
 
 }  // namespace
-
-std::vector<int64_t> vocab_modes(int64_t vocab, int d) {
-  if (vocab < 1 || d < 1) throw Error("vocabulary modes: need vocab >= 1 and d >= 1");
-  auto start = static_cast<int64_t>(std::ceil(std::pow(static_cast<double>(vocab), 1.0 / d)));
-  std::vector<int64_t> modes(static_cast<size_t>(d), start);
-  while (product(modes) < vocab) ++modes[0];  // pow's rounding
-  for (auto& m : modes)
-    while (m > 1) {
-      --m;
-      if (product(modes) < vocab) {
-        ++m;
-        break;
-      }
-    }
-  std::sort(modes.rbegin(), modes.rend());
-  return modes;
-}
 
 std::vector<Choice> shape_choices(const nlohmann::json& entries, const nlohmann::json& base,
                                   const std::string& where) {

@@ -5,17 +5,14 @@
 namespace comera::sweep {
 
 // One choice per entry: {"factorise": d} re-factorises every tensorized layer of the base
-// experiment's model into d balanced modes per side (interior ranks as in the base, capped at
-// their bounds); {"name": "...", "tensorized": {...}} replaces model.tensorized outright.
+// experiment's model into d balanced modes per side (ModelKind::factorise: interior ranks as in
+// the base, capped at their bounds); {"name": "...", "tensorized": {...}} replaces
+// model.tensorized outright.
 // `where` names the axis in errors.
 std::vector<Choice> shape_choices(const nlohmann::json& entries, const nlohmann::json& base,
                                   const std::string& where);
 
 // Lowers every rank of every tensorized layer of the experiment's model to at most cap.
 void cap_ranks(nlohmann::json& experiment, int64_t cap);
-
-// d balanced vocabulary modes whose product is the smallest found >= vocab: every mode starts at
-// ceil(vocab^(1/d)), then each in turn is lowered while the product still covers vocab.
-std::vector<int64_t> vocab_modes(int64_t vocab, int d);
 
 }  // namespace comera::sweep

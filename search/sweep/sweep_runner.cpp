@@ -1,6 +1,6 @@
 #include "search/sweep/sweep_runner.h"
 
-#include "core/training/progress.h"
+#include "core/util/format.h"
 #include "search/environment.h"
 #include "search/store/canonical_json.h"
 #include "search/store/trial_queue.h"
@@ -85,7 +85,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
 
   const std::string worker = store::default_worker_id();
   const Environment env = current_environment();
-  TrialRunner runner(options.progress);
+  TrialRunner runner(options.trials);
   const std::set<int64_t> id_set(ids.begin(), ids.end());
   auto queued = [&] {
     size_t n = 0;

@@ -5,6 +5,7 @@
 // no trial runs twice, and a re-run resumes where the last one stopped.
 #include "search/sweep/shard.h"
 #include "search/sweep/sweep_spec.h"
+#include "search/sweep/trial_runner.h"
 
 #include <cstdint>
 #include <map>
@@ -18,7 +19,7 @@ struct SweepOptions {
   bool retry_failed = false;     // put failed trials back in the queue first
   double stale_after_s = 300;    // a running trial without a heartbeat this long is failed
   int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
-  bool progress = true;          // the trainer's progress line
+  TrialReporting trials;         // how trials report (data loaded, progress, epochs, failures)
 };
 
 struct SweepReport {

@@ -1,24 +1,23 @@
 #include "search/sweep/trial_runner.h"
 
 #include "core/training/experiment.h"
-#include "core/training/step_benchmark.h"
+#include "core/bench/step_benchmark.h"
 #include "core/training/trainer.h"
 #include "core/util/error.h"
 #include "search/store/trial_queue.h"
-#include "search/training/trial_recorder.h"
+#include "search/runs/trial_recorder.h"
 
 #include <nlohmann/json.hpp>
 
-#include <iostream>
 #include <memory>
 
 namespace comera::sweep {
 
 namespace {
 
-// Single training steps on random tokens: time and peak memory (no data, no epochs).
-void measure_step(store::ResultsDb& db, const store::Trial& trial, const std::string& worker,
-                  const ExperimentConfig& e) {
+// Single training steps on random inputs: time and peak memory (no data, no epochs).
+std::string measure_step(store::ResultsDb& db, const store::Trial& trial, const std::string& worker,
+                         const ExperimentConfig& e) {
   const auto& step = trial.config.at("step");
   StepBenchmarkOptions o;
   o.batch = e.training.batch_size;
@@ -27,9 +26,6 @@ void measure_step(store::ResultsDb& db, const store::Trial& trial, const std::st
   o.repeats = step.at("repeats").get<int>();
   o.seed = e.training.seed;
   const auto r = benchmark_step(e.model, e.training, o);
-  std::cerr << "  batch " << o.batch << " x " << o.length << ": median " << r.timing.median_ms
-            << " ms/step, tensors peak " << r.peak_tensor_mb << " MB, " << r.params << " parameters"
-            << std::endl;
   store::finish_trial(
       db, trial.id, worker, store::TrialState::Complete,
       {{"step_time_ms", r.timing.median_ms},
@@ -40,19 +36,27 @@ void measure_step(store::ResultsDb& db, const store::Trial& trial, const std::st
        {"size", static_cast<double>(r.params)},
        {"size_mb", static_cast<double>(r.params) * 4 / 1e6},
        {"compression", static_cast<double>(r.dense_params) / static_cast<double>(r.params)}});
+  return "  batch " + std::to_string(o.batch) + " x " + std::to_string(o.length) + ": median " +
+         std::to_string(r.timing.median_ms) + " ms/step, tensors peak " +
+         std::to_string(r.peak_tensor_mb) + " MB, " + std::to_string(r.params) + " parameters";
 }
 
 }  // namespace
+
+void TrialRunner::message(const std::string& text) const {
+  if (reporting_.on_message) reporting_.on_message(text);
+}
 
 const TaskData& TrialRunner::data(const DataConfig& config) {
   const std::string key = config.to_json().dump();
   auto it = data_.find(key);
   if (it == data_.end()) {
-    std::cerr << "loading data..." << std::endl;
+    message("loading data...");
     it = data_.emplace(key, load_task_data(config)).first;
-    std::cerr << "data: " << it->second.train.size() << " training pairs (" << it->second.train_file
-              << "), " << it->second.eval.size() << " evaluation pairs (" << it->second.eval_file
-              << ")" << std::endl;
+    const auto& d = it->second;
+    message("data: " + std::to_string(d.train->size()) + " training " + d.train->unit() + " (" +
+            d.train_file + "), " + std::to_string(d.eval->size()) + " evaluation " +
+            d.eval->unit() + " (" + d.eval_file + ")");
   }
   return it->second;
 }
@@ -63,35 +67,29 @@ store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& tri
   try {
     const auto e = parse_experiment(trial.config.at("experiment"));
     if (trial.config.contains("step")) {
-      measure_step(db, trial, worker, e);
+      message(measure_step(db, trial, worker, e));
       return store::TrialState::Complete;
     }
-    const TaskData& task = data(e.data);
-    if (task.vocab_size > e.model.vocab)
-      throw Error("the vocabulary has " + std::to_string(task.vocab_size) +
-                  " tokens but model.vocab is " + std::to_string(e.model.vocab) +
-                  " (raise model.vocab in the base experiment)");
     TrainerOptions options;
-    options.progress = progress_;
-    options.masking = masking_options(task);
     options.on_epoch = [&recorder](const EpochMetrics& m) { recorder.epoch(m); };
     options.on_step = [&recorder] { recorder.heartbeat(); };
-    Trainer trainer(e.model, e.training, task.train, task.eval, options);
+    if (reporting_.configure_trainer) reporting_.configure_trainer(options);
+    Trainer trainer(e.model, e.training, data(e.data), options);
     const RunResult result = trainer.run();
     recorder.finish(result);
     if (result.status == RunStatus::Diverged) {
-      std::cerr << "trial " << trial.number << " diverged: " << result.message << std::endl;
+      message("trial " + std::to_string(trial.number) + " diverged: " + result.message);
       return store::TrialState::Diverged;
     }
     return store::TrialState::Complete;
   } catch (const std::exception& ex) {
-    const std::string message = error_message(ex);
-    std::cerr << "trial " << trial.number << " failed: " << message << std::endl;
+    const std::string error = error_message(ex);
+    message("trial " + std::to_string(trial.number) + " failed: " + error);
     try {
-      recorder.fail(message);
+      recorder.fail(error);
     } catch (const std::exception& again) {
       // Taken from us meanwhile (declared stale and re-queued): nothing of ours to record.
-      std::cerr << "trial " << trial.number << ": " << error_message(again) << std::endl;
+      message("trial " + std::to_string(trial.number) + ": " + error_message(again));
     }
     return store::TrialState::Failed;
   }

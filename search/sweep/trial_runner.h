@@ -2,18 +2,27 @@
 // Trains claimed sweep trials and records them (epochs, ranks, final state and objectives)
 // through the trainer's TrialRecorder. Data sets are loaded once per process and kept for the
 // trials after (most sweeps share one).
-#include "core/training/task_data.h"
+#include "core/data/task_data.h"
+#include "core/training/trainer.h"
 #include "search/store/results_db.h"
 #include "search/store/trials.h"
 
+#include <functional>
 #include <map>
 #include <string>
 
 namespace comera::sweep {
 
+// How a trial reports: lines worth showing (data loaded, a failure) and the trainer's own
+// callbacks (progress, epochs), which `configure_trainer` sets on each trial's options.
+struct TrialReporting {
+  std::function<void(const std::string&)> on_message;
+  std::function<void(TrainerOptions&)> configure_trainer;
+};
+
 class TrialRunner {
  public:
-  explicit TrialRunner(bool progress) : progress_(progress) {}
+  explicit TrialRunner(TrialReporting reporting) : reporting_(std::move(reporting)) {}
 
   // Trains trial.config["experiment"] (or times its single steps, when the config has "step")
   // and finishes the trial in the database: complete,
@@ -24,7 +33,9 @@ class TrialRunner {
  private:
   const TaskData& data(const DataConfig& config);
 
-  bool progress_;
+  void message(const std::string& text) const;
+
+  TrialReporting reporting_;
   std::map<std::string, TaskData> data_;  // by the data section's JSON
 };
 

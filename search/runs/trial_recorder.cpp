@@ -1,4 +1,4 @@
-#include "search/training/trial_recorder.h"
+#include "search/runs/trial_recorder.h"
 
 #include "search/store/epoch_metrics.h"
 #include "search/store/layer_ranks.h"

@@ -1,7 +1,8 @@
-#include "core/training/task_data.h"
+#include "core/data/task_data.h"
 
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
+#include "core/data/pair_dataset.h"
 #include "core/data/wordpiece_tokenizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
@@ -79,21 +80,18 @@ TaskData load_task_data(const DataConfig& config) {
   const auto tokenizer =
       WordPieceTokenizer::from_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
   const auto train_file = (dir / config.train).string(), eval_file = (dir / config.eval).string();
-  auto train = PairDataset::encode(read_split(train_file, config.train_limit, default_task, config.labels), tokenizer,
-                                   config.max_length);
-  auto eval = PairDataset::encode(read_split(eval_file, config.eval_limit, default_task, config.labels), tokenizer,
-                                  config.max_length);
-  return TaskData{std::move(train), std::move(eval), tokenizer.size(), tokenizer.id("[MASK]"),
-                  {tokenizer.pad_id(), tokenizer.cls_id(), tokenizer.sep_id()}, train_file,
-                  eval_file};
-}
-
-MaskingOptions masking_options(const TaskData& data) {
-  MaskingOptions m;
-  m.mask_id = data.mask_id;
-  m.vocab_size = data.vocab_size;
-  m.never = data.special_ids;
-  return m;
+  TaskData data;
+  data.train = std::make_shared<PairDataset>(PairDataset::encode(
+      read_split(train_file, config.train_limit, default_task, config.labels), tokenizer, config.max_length));
+  data.eval = std::make_shared<PairDataset>(PairDataset::encode(
+      read_split(eval_file, config.eval_limit, default_task, config.labels), tokenizer, config.max_length));
+  data.info.vocab_size = tokenizer.size();
+  data.info.mask_id = tokenizer.id("[MASK]");
+  data.info.special_ids = {tokenizer.pad_id(), tokenizer.cls_id(), tokenizer.sep_id()};
+  data.info.max_length = config.max_length;
+  data.train_file = train_file;
+  data.eval_file = eval_file;
+  return data;
 }
 
 }  // namespace comera

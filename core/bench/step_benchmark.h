@@ -1,8 +1,9 @@
 #pragma once
-// Times full training steps (forward, loss with the size terms, backward, AdamW step) of a
-// model config on random token ids, and its peak memory: the numbers behind
-// `comera bench step` and the README's tensorized-vs-dense table.
-#include "core/models/model_config.h"
+// Times full training steps (forward, loss with the size terms, backward, optimiser step) of
+// an experiment's model and task on random inputs (Task::synthetic_batch) on the training
+// device, and its peak memory: the numbers behind `comera bench step` and the tensorized-vs-
+// dense tables in docs/.
+#include "core/models/model_kind.h"
 #include "core/training/train_config.h"
 #include "core/util/timing.h"
 
@@ -31,7 +32,7 @@ struct StepBenchmarkResult {
 
 // Builds the model and optimiser inside, so the peak covers parameters, gradients, optimiser
 // state and activations; memory the heap kept from earlier work is handed back first.
-StepBenchmarkResult benchmark_step(const ModelConfig& model, const TrainConfig& training,
+StepBenchmarkResult benchmark_step(const ModelSpec& model, const TrainConfig& training,
                                    const StepBenchmarkOptions& options);
 
 }  // namespace comera

@@ -1,13 +1,14 @@
 #pragma once
 // The data section of an experiment: which sentence-pair files to train and evaluate on (the
 // default code/docstring task or MNLI itself, both in MNLI's file forms), with the vocabulary
-// and the maximum length, and loading them as encoded datasets.
-#include "core/data/pair_dataset.h"
-#include "core/data/token_masking.h"
+// and the maximum length, and loading them as datasets for the trainer.
+#include "core/data/data_info.h"
+#include "core/data/dataset.h"
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -31,18 +32,14 @@ struct DataConfig {
 
 DataConfig read_data_config(const ConfigReader& reader);
 
+// What a run trains and evaluates on. Shared, so that a trainer never outlives its data.
 struct TaskData {
-  PairDataset train, eval;
-  int64_t vocab_size = 0;
-  int64_t mask_id = -1;              // [MASK], or -1 when the vocabulary has none
-  std::vector<int64_t> special_ids;  // [PAD], [CLS], [SEP]: never masked
-  std::string train_file, eval_file;
+  std::shared_ptr<const Dataset> train, eval;
+  DataInfo info;
+  std::string train_file, eval_file;  // where they were read from ("" when made in memory)
 };
 
 // Reads, tokenizes and encodes both splits; errors name the missing file and how to make it.
 TaskData load_task_data(const DataConfig& config);
-
-// The data's [MASK] and special ids and vocabulary size, for masked-LM training.
-MaskingOptions masking_options(const TaskData& data);
 
 }  // namespace comera

@@ -1,0 +1,16 @@
+#pragma once
+// What a model needs to know of the data it is built for: the vocabulary (its size and the
+// ids masking may use or must spare) and the tokens per example.
+#include <cstdint>
+#include <vector>
+
+namespace comera {
+
+struct DataInfo {
+  int64_t vocab_size = 0;            // 0: no data was read (tuning, benchmarks)
+  int64_t mask_id = -1;              // [MASK], or -1 when the vocabulary has none
+  std::vector<int64_t> special_ids;  // never masked ([PAD], [CLS], [SEP])
+  int64_t max_length = 0;            // tokens per example at most; 0: unknown
+};
+
+}  // namespace comera

@@ -1,0 +1,29 @@
+#include "core/data/dataset.h"
+
+#include "core/util/error.h"
+#include "core/util/random.h"
+
+#include <algorithm>
+#include <numeric>
+
+namespace comera {
+
+std::vector<std::vector<int64_t>> Dataset::epoch(int64_t batch_size,
+                                                 std::optional<uint64_t> shuffle_seed,
+                                                 bool drop_last) const {
+  if (batch_size < 1)
+    throw Error("batch size " + std::to_string(batch_size) + " must be at least 1");
+  const int64_t n = size();
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  std::iota(order.begin(), order.end(), int64_t{0});
+  if (shuffle_seed) order = Rng(*shuffle_seed).permutation(n);
+  std::vector<std::vector<int64_t>> batches;
+  for (int64_t start = 0; start < n; start += batch_size) {
+    const int64_t end = std::min(n, start + batch_size);
+    if (drop_last && end - start < batch_size) break;
+    batches.emplace_back(order.begin() + start, order.begin() + end);
+  }
+  return batches;
+}
+
+}  // namespace comera
