@@ -1,6 +1,6 @@
 // TTLinear against a dense weight rebuilt here by one einsum over the whole chain, with float64
 // autograd through that reconstruction as the gradient reference.
-#include "core/contract/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm.h"
 #include "core/layers/tt_linear.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"

@@ -1,6 +1,6 @@
 #include "core/contract/merged_path.h"
 
-#include "core/contract/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm.h"
 #include "core/util/threads.h"
 
 #include <ATen/ATen.h>
