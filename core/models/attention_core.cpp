@@ -1,5 +1,6 @@
 #include "core/models/attention_core.h"
 
+#include "core/kernels/cpu/apply_mask.h"
 #include "core/models/dropout_mask.h"
 #include "core/util/error.h"
 
@@ -64,7 +65,7 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     scores.add_(bias);
     const auto probs = at::softmax(scores, -1).contiguous();
     scores.reset();
-    const auto dropped = p > 0 ? apply_mask(DropoutMask(p), probs) : probs;
+    const auto dropped = p > 0 ? cpu::apply_mask(DropoutMask(p), probs) : probs;
     auto context = at::empty(qc.sizes(), qc.options());
     batched_products(heads_view(context, heads), dropped, vh);
     ctx->saved_data["heads"] = heads;
@@ -99,7 +100,7 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
 
 at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& bias, int64_t heads, double p, bool train) {
-  if (!maskable(q) || !(p >= 0 && p < 1))
+  if (!cpu::maskable(q) || !(p >= 0 && p < 1))
     throw Error("attention: needs CPU float or double tensors and a dropout probability in [0, 1), got " +
                 std::string(q.device().str()) + " " + std::string(c10::toString(q.scalar_type())) +
                 " and p = " + std::to_string(p) + " (run the model on the CPU in float32 or float64)");
