@@ -344,28 +344,31 @@ TEST_CASE("attention core equals dropout(softmax(q k^T + bias)) v, gradients inc
   const auto q = at::randn({B, T, D}, at::kDouble), k = at::randn({B, T, D}, at::kDouble),
              v = at::randn({B, T, D}, at::kDouble), g = at::randn({B, T, D}, at::kDouble);
   auto split = [&](const at::Tensor& t) { return t.view({B, T, h, dh}).permute({0, 2, 1, 3}); };
-  for (const bool train : {true, false})
-    for (const auto dtype : {at::kDouble, at::kFloat}) {
-      auto ql = q.clone().to(dtype).requires_grad_(), kl = k.clone().to(dtype).requires_grad_(),
-           vl = v.clone().to(dtype).requires_grad_();
-      at::manual_seed(11);
-      const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train);
-      // The core's mask: the first seed drawn after manual_seed(11), in (B, h, T, T) order.
-      at::manual_seed(11);
-      auto m = at::ones({B, h, T, T}, at::kDouble);
-      if (train) DropoutMask(p).multipliers(0, m.numel(), m.data_ptr<double>());
-      // Slow reference: plain ATen ops in float64.
-      auto qr = q.clone().requires_grad_(), kr = k.clone().requires_grad_(),
-           vr = v.clone().requires_grad_();
-      const auto probs = at::softmax(
-          at::matmul(split(qr), split(kr).transpose(-2, -1)) + attention_mask_bias(padding, at::kDouble), -1);
-      const auto ref = at::matmul(probs * m, split(vr)).permute({0, 2, 1, 3}).reshape({B, T, D});
-      const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
-      CHECK(at::allclose(y.to(at::kDouble), ref, tol, tol));
-      y.backward(g.to(dtype));
-      ref.backward(g);
-      CHECK(at::allclose(ql.grad().to(at::kDouble), qr.grad(), tol, tol));
-      CHECK(at::allclose(kl.grad().to(at::kDouble), kr.grad(), tol, tol));
-      CHECK(at::allclose(vl.grad().to(at::kDouble), vr.grad(), tol, tol));
-    }
+  for (const bool fast : {true, false})
+    for (const bool train : {true, false})
+      for (const auto dtype : {at::kDouble, at::kFloat}) {
+        INFO("fast kernels " << fast << " train " << train << " dtype " << dtype);
+        const FastKernelsGuard kernels(fast);
+        auto ql = q.clone().to(dtype).requires_grad_(), kl = k.clone().to(dtype).requires_grad_(),
+             vl = v.clone().to(dtype).requires_grad_();
+        at::manual_seed(11);
+        const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train);
+        // The core's mask: the first seed drawn after manual_seed(11), in (B, h, T, T) order.
+        at::manual_seed(11);
+        auto m = at::ones({B, h, T, T}, at::kDouble);
+        if (train) DropoutMask(p).multipliers(0, m.numel(), m.data_ptr<double>());
+        // Slow reference: plain ATen ops in float64.
+        auto qr = q.clone().requires_grad_(), kr = k.clone().requires_grad_(),
+             vr = v.clone().requires_grad_();
+        const auto probs = at::softmax(
+            at::matmul(split(qr), split(kr).transpose(-2, -1)) + attention_mask_bias(padding, at::kDouble), -1);
+        const auto ref = at::matmul(probs * m, split(vr)).permute({0, 2, 1, 3}).reshape({B, T, D});
+        const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+        CHECK(at::allclose(y.to(at::kDouble), ref, tol, tol));
+        y.backward(g.to(dtype));
+        ref.backward(g);
+        CHECK(at::allclose(ql.grad().to(at::kDouble), qr.grad(), tol, tol));
+        CHECK(at::allclose(kl.grad().to(at::kDouble), kr.grad(), tol, tol));
+        CHECK(at::allclose(vl.grad().to(at::kDouble), vr.grad(), tol, tol));
+      }
 }
