@@ -1,6 +1,8 @@
 // The BERT-style model: the paper's parameter counts by hand, TT/TTM forward against the same
 // model with the weights reconstructed dense (float64), padding mask, config validation, the
-// dropout mask, the fused dropout and attention paths against plain ATen ops in float64.
+// dropout mask, the fused dropout and attention paths against plain ATen ops in float64, each
+// with the fast kernels on and off (composite path).
+#include "core/kernels/fast_kernels.h"
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
@@ -242,46 +244,89 @@ TEST_CASE("every preset in experiments/ loads", "[models]") {
 }
 
 TEST_CASE("dropout drops a fraction p, scales the rest, and is reproducible", "[models]") {
-  const auto x = at::rand({400, 500}, at::kDouble) + 1;  // no zeros
-  at::manual_seed(7);
-  const auto y = fast_dropout(x, 0.1, true);
-  const double dropped = (y == 0).to(at::kDouble).mean().item<double>();
-  CHECK(std::abs(dropped - 0.1) < 0.003);  // 200,000 draws: std 0.00067
-  const auto kept = y != 0;
-  CHECK(at::allclose(y.masked_select(kept), x.masked_select(kept) / 0.9));
-  at::manual_seed(7);
-  CHECK(at::equal(fast_dropout(x, 0.1, true), y));
-  CHECK_FALSE(at::equal(fast_dropout(x, 0.1, true), y));  // the generator moved on
-  CHECK(fast_dropout(x, 0.1, false).is_same(x));
-  // Neighbouring elements are independent: P(both dropped) = p^2.
-  const auto a = (y.narrow(1, 0, 250) == 0).to(at::kDouble), b = (y.narrow(1, 250, 250) == 0).to(at::kDouble);
-  const auto a2 = (y.slice(1, 0, 500, 2) == 0).to(at::kDouble), b2 = (y.slice(1, 1, 500, 2) == 0).to(at::kDouble);
-  CHECK(std::abs((a * b).mean().item<double>() - 0.01) < 0.002);
-  CHECK(std::abs((a2 * b2).mean().item<double>() - 0.01) < 0.002);
-  // The gradient is the same mask and scale.
-  auto leaf = x.clone().requires_grad_();
-  at::manual_seed(7);
-  fast_dropout(leaf, 0.1, true).sum().backward();
-  CHECK(at::allclose(leaf.grad(), (y != 0).to(at::kDouble) / 0.9));
+  for (const bool fast : {true, false}) {
+    INFO("fast kernels " << fast);
+    const FastKernelsGuard kernels(fast);
+    const auto x = at::rand({400, 500}, at::kDouble) + 1;  // no zeros
+    at::manual_seed(7);
+    const auto y = fast_dropout(x, 0.1, true);
+    const double dropped = (y == 0).to(at::kDouble).mean().item<double>();
+    CHECK(std::abs(dropped - 0.1) < 0.003);  // 200,000 draws: std 0.00067
+    const auto kept = y != 0;
+    CHECK(at::allclose(y.masked_select(kept), x.masked_select(kept) / 0.9));
+    at::manual_seed(7);
+    CHECK(at::equal(fast_dropout(x, 0.1, true), y));
+    CHECK_FALSE(at::equal(fast_dropout(x, 0.1, true), y));  // the generator moved on
+    CHECK(fast_dropout(x, 0.1, false).is_same(x));
+    // Neighbouring elements are independent: P(both dropped) = p^2.
+    const auto a = (y.narrow(1, 0, 250) == 0).to(at::kDouble), b = (y.narrow(1, 250, 250) == 0).to(at::kDouble);
+    const auto a2 = (y.slice(1, 0, 500, 2) == 0).to(at::kDouble), b2 = (y.slice(1, 1, 500, 2) == 0).to(at::kDouble);
+    CHECK(std::abs((a * b).mean().item<double>() - 0.01) < 0.002);
+    CHECK(std::abs((a2 * b2).mean().item<double>() - 0.01) < 0.002);
+    // The gradient is the same mask and scale.
+    auto leaf = x.clone().requires_grad_();
+    at::manual_seed(7);
+    fast_dropout(leaf, 0.1, true).sum().backward();
+    CHECK(at::allclose(leaf.grad(), (y != 0).to(at::kDouble) / 0.9));
+  }
 }
 
 TEST_CASE("residual dropout is x + dropout(f), its gradient the forward's mask", "[models]") {
-  const auto x = at::randn({300, 701}, at::kDouble);
-  const auto f = at::rand({300, 701}, at::kDouble) + 1;  // no zeros
-  auto xl = x.clone().requires_grad_(), fl = f.clone().requires_grad_();
-  const auto y = residual_dropout(xl, fl, 0.1, true);
-  const auto kept = (y != x).to(at::kDouble);  // a dropped element leaves x exactly
-  CHECK(std::abs(1 - kept.mean().item<double>() - 0.1) < 0.003);  // 210,300 draws
-  // Slow reference: plain ATen ops with the mask read off the output.
-  auto xr = x.clone().requires_grad_(), fr = f.clone().requires_grad_();
-  const auto ref = xr + fr * kept / 0.9;
-  CHECK(at::allclose(y, ref, 1e-12, 1e-12));
-  const auto g = at::randn_like(x);
-  y.backward(g);
-  ref.backward(g);
-  CHECK(at::allclose(xl.grad(), xr.grad()));
-  CHECK(at::allclose(fl.grad(), fr.grad(), 1e-12, 1e-12));
-  CHECK(residual_dropout(x, f, 0.1, false).equal(x + f));
+  for (const bool fast : {true, false}) {
+    INFO("fast kernels " << fast);
+    const FastKernelsGuard kernels(fast);
+    const auto x = at::randn({300, 701}, at::kDouble);
+    const auto f = at::rand({300, 701}, at::kDouble) + 1;  // no zeros
+    auto xl = x.clone().requires_grad_(), fl = f.clone().requires_grad_();
+    const auto y = residual_dropout(xl, fl, 0.1, true);
+    const auto kept = (y != x).to(at::kDouble);  // a dropped element leaves x exactly
+    CHECK(std::abs(1 - kept.mean().item<double>() - 0.1) < 0.003);  // 210,300 draws
+    // Slow reference: plain ATen ops with the mask read off the output.
+    auto xr = x.clone().requires_grad_(), fr = f.clone().requires_grad_();
+    const auto ref = xr + fr * kept / 0.9;
+    CHECK(at::allclose(y, ref, 1e-12, 1e-12));
+    const auto g = at::randn_like(x);
+    y.backward(g);
+    ref.backward(g);
+    CHECK(at::allclose(xl.grad(), xr.grad()));
+    CHECK(at::allclose(fl.grad(), fr.grad(), 1e-12, 1e-12));
+    CHECK(residual_dropout(x, f, 0.1, false).equal(x + f));
+  }
+}
+
+TEST_CASE("the composite dropout mask equals the fast one bit for bit", "[models]") {
+  // Seeds with the top bit set and not, sizes off the blocks of four, p off the 1/65536 grid.
+  for (const uint64_t seed : {0ull, 12345ull, 0x8000000000000001ull, 0xFFFFFFFFFFFFFFFFull})
+    for (const double p : {0.1, 0.5, 0.9})
+      for (const int64_t n : {1, 7, 4099}) {
+        INFO("seed " << seed << " p " << p << " n " << n);
+        const DropoutMask mask(p, seed);
+        for (const auto dtype : {at::kFloat, at::kDouble}) {
+          auto want = at::empty({n}, dtype);
+          if (dtype == at::kFloat)
+            mask.multipliers(0, n, want.data_ptr<float>());
+          else
+            mask.multipliers(0, n, want.data_ptr<double>());
+          CHECK(at::equal(mask.multipliers_like(at::zeros({n}, dtype)), want));
+        }
+      }
+  // Dropout and residual dropout, forward and gradient, non-contiguous inputs included.
+  const auto x = at::randn({37, 61}, at::kDouble).t(), f = at::randn({61, 37}, at::kDouble);
+  auto run = [&](bool fast) {
+    const FastKernelsGuard kernels(fast);
+    auto xl = x.clone().requires_grad_(), fl = f.clone().requires_grad_();
+    at::manual_seed(5);
+    const auto y = fast_dropout(xl, 0.3, true);
+    const auto r = residual_dropout(xl, fl, 0.3, true);
+    (y.sum() + (r * r).sum()).backward();
+    return std::vector<at::Tensor>{y, r, xl.grad(), fl.grad()};
+  };
+  const auto fast = run(true), composite = run(false);
+  for (size_t i = 0; i < fast.size(); ++i) CHECK(at::equal(fast[i], composite[i]));
+  // Other dtypes take the composite path with the same mask.
+  at::manual_seed(5);
+  const auto half = fast_dropout(x.abs().add(1).to(at::kHalf), 0.3, true);
+  CHECK(at::equal(half == 0, fast[0] == 0));
 }
 
 TEST_CASE("the dropout mask: keep rate 1-p, and any range drawn alone matches the whole",
@@ -306,28 +351,31 @@ TEST_CASE("attention core equals dropout(softmax(q k^T + bias)) v, gradients inc
   const auto q = at::randn({B, T, D}, at::kDouble), k = at::randn({B, T, D}, at::kDouble),
              v = at::randn({B, T, D}, at::kDouble), g = at::randn({B, T, D}, at::kDouble);
   auto split = [&](const at::Tensor& t) { return t.view({B, T, h, dh}).permute({0, 2, 1, 3}); };
-  for (const bool train : {true, false})
-    for (const auto dtype : {at::kDouble, at::kFloat}) {
-      auto ql = q.clone().to(dtype).requires_grad_(), kl = k.clone().to(dtype).requires_grad_(),
-           vl = v.clone().to(dtype).requires_grad_();
-      at::manual_seed(11);
-      const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train);
-      // The core's mask: the first seed drawn after manual_seed(11), in (B, h, T, T) order.
-      at::manual_seed(11);
-      auto m = at::ones({B, h, T, T}, at::kDouble);
-      if (train) DropoutMask(p).multipliers(0, m.numel(), m.data_ptr<double>());
-      // Slow reference: plain ATen ops in float64.
-      auto qr = q.clone().requires_grad_(), kr = k.clone().requires_grad_(),
-           vr = v.clone().requires_grad_();
-      const auto probs = at::softmax(
-          at::matmul(split(qr), split(kr).transpose(-2, -1)) + attention_mask_bias(padding, at::kDouble), -1);
-      const auto ref = at::matmul(probs * m, split(vr)).permute({0, 2, 1, 3}).reshape({B, T, D});
-      const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
-      CHECK(at::allclose(y.to(at::kDouble), ref, tol, tol));
-      y.backward(g.to(dtype));
-      ref.backward(g);
-      CHECK(at::allclose(ql.grad().to(at::kDouble), qr.grad(), tol, tol));
-      CHECK(at::allclose(kl.grad().to(at::kDouble), kr.grad(), tol, tol));
-      CHECK(at::allclose(vl.grad().to(at::kDouble), vr.grad(), tol, tol));
-    }
+  for (const bool fast : {true, false})
+    for (const bool train : {true, false})
+      for (const auto dtype : {at::kDouble, at::kFloat}) {
+        INFO("fast kernels " << fast << " train " << train << " dtype " << dtype);
+        const FastKernelsGuard kernels(fast);
+        auto ql = q.clone().to(dtype).requires_grad_(), kl = k.clone().to(dtype).requires_grad_(),
+             vl = v.clone().to(dtype).requires_grad_();
+        at::manual_seed(11);
+        const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train);
+        // The core's mask: the first seed drawn after manual_seed(11), in (B, h, T, T) order.
+        at::manual_seed(11);
+        auto m = at::ones({B, h, T, T}, at::kDouble);
+        if (train) DropoutMask(p).multipliers(0, m.numel(), m.data_ptr<double>());
+        // Slow reference: plain ATen ops in float64.
+        auto qr = q.clone().requires_grad_(), kr = k.clone().requires_grad_(),
+             vr = v.clone().requires_grad_();
+        const auto probs = at::softmax(
+            at::matmul(split(qr), split(kr).transpose(-2, -1)) + attention_mask_bias(padding, at::kDouble), -1);
+        const auto ref = at::matmul(probs * m, split(vr)).permute({0, 2, 1, 3}).reshape({B, T, D});
+        const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;
+        CHECK(at::allclose(y.to(at::kDouble), ref, tol, tol));
+        y.backward(g.to(dtype));
+        ref.backward(g);
+        CHECK(at::allclose(ql.grad().to(at::kDouble), qr.grad(), tol, tol));
+        CHECK(at::allclose(kl.grad().to(at::kDouble), kr.grad(), tol, tol));
+        CHECK(at::allclose(vl.grad().to(at::kDouble), vr.grad(), tol, tol));
+      }
 }

@@ -1,6 +1,8 @@
 // TTLinear against a dense weight rebuilt here by one einsum over the whole chain, with float64
-// autograd through that reconstruction as the gradient reference.
-#include "core/contract/thin_gemm.h"
+// autograd through that reconstruction as the gradient reference; the float32 merged path with
+// the fast kernels on and off.
+#include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/layers/tt_linear.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
@@ -166,9 +168,9 @@ TEST_CASE("TTLinear gradients equal float64 autograd through the dense weight", 
     }
 }
 
-TEST_CASE("TTLinear float32 (AVX-512 kernel path) matches the float64 reference", "[tt_linear]") {
+TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and off", "[tt_linear]") {
   // Shapes that exercise every tail: in/out off multiples of 16 and 64, batches off the
-  // register blocks and the 48-row chunks, padded middle ranks 16..64 and one past 64 (ATen).
+  // register blocks and the 48-row chunks, padded middle ranks 16..64 and one past 64 (composite).
   struct Case {
     std::vector<int64_t> in, out, ranks;
     std::vector<int64_t> lead;
@@ -182,42 +184,62 @@ TEST_CASE("TTLinear float32 (AVX-512 kernel path) matches the float64 reference"
       {{10, 10}, {9, 9}, {1, 10, 65, 9, 1}, {13}},
       {{33}, {17}, {1, 17, 1}, {49}},
   };
-  INFO("kernels " << (thin::enabled() ? "on" : "unavailable (ATen path checked)"));
-  at::manual_seed(21);
-  int index = 0;
-  for (const auto& c : cases) {
-    TTLinear layer(TTLinearOptions(c.in, c.out, c.ranks));
-    {
-      c10::NoGradGuard no_grad;
-      for (auto& d : layer->rank_vectors()) d.uniform_(0.5, 1.5);
+  for (const bool fast : {true, false}) {
+    const FastKernelsGuard kernels(fast);
+    INFO("kernels " << (thin::enabled() ? "AVX-512" : "composite ATen path"));
+    at::manual_seed(21);
+    int index = 0;
+    for (const auto& c : cases) {
+      TTLinear layer(TTLinearOptions(c.in, c.out, c.ranks));
+      {
+        c10::NoGradGuard no_grad;
+        for (auto& d : layer->rank_vectors()) d.uniform_(0.5, 1.5);
+      }
+      INFO(layer->shape().str());
+      auto shape = c.lead;
+      shape.push_back(layer->shape().in_features());
+      const bool input_grad = index++ % 2 == 0;
+      auto x = at::randn(shape).requires_grad_(input_grad);
+      auto y = layer->forward(x);
+      auto g = at::randn(y.sizes());
+      y.backward(g);
+
+      std::vector<at::Tensor> cores, ranks;
+      for (const auto& t : layer->cores()) cores.push_back(t.detach().to(at::kDouble).requires_grad_());
+      for (const auto& t : layer->rank_vectors())
+        ranks.push_back(t.detach().to(at::kDouble).requires_grad_());
+      auto bias = layer->bias.detach().to(at::kDouble).requires_grad_();
+      auto xr = x.detach().to(at::kDouble).requires_grad_();
+      auto yr = at::matmul(xr, dense_weight(cores, ranks, layer->threshold())) + bias;
+      yr.backward(g.to(at::kDouble));
+
+      const double tol = 1e-4;
+      CHECK(rel_err(y.to(at::kDouble), yr) < tol);
+      if (input_grad) CHECK(rel_err(x.grad().to(at::kDouble), xr.grad()) < tol);
+      CHECK(rel_err(layer->bias.grad().to(at::kDouble), bias.grad()) < tol);
+      for (size_t k = 0; k < cores.size(); ++k)
+        CHECK(rel_err(layer->cores()[k].grad().to(at::kDouble), cores[k].grad()) < tol);
+      for (size_t k = 0; k < ranks.size(); ++k)
+        CHECK(rel_err(layer->rank_vectors()[k].grad().to(at::kDouble), ranks[k].grad()) < tol);
     }
-    INFO(layer->shape().str());
-    auto shape = c.lead;
-    shape.push_back(layer->shape().in_features());
-    const bool input_grad = index++ % 2 == 0;
-    auto x = at::randn(shape).requires_grad_(input_grad);
-    auto y = layer->forward(x);
-    auto g = at::randn(y.sizes());
-    y.backward(g);
-
-    std::vector<at::Tensor> cores, ranks;
-    for (const auto& t : layer->cores()) cores.push_back(t.detach().to(at::kDouble).requires_grad_());
-    for (const auto& t : layer->rank_vectors())
-      ranks.push_back(t.detach().to(at::kDouble).requires_grad_());
-    auto bias = layer->bias.detach().to(at::kDouble).requires_grad_();
-    auto xr = x.detach().to(at::kDouble).requires_grad_();
-    auto yr = at::matmul(xr, dense_weight(cores, ranks, layer->threshold())) + bias;
-    yr.backward(g.to(at::kDouble));
-
-    const double tol = 1e-4;
-    CHECK(rel_err(y.to(at::kDouble), yr) < tol);
-    if (input_grad) CHECK(rel_err(x.grad().to(at::kDouble), xr.grad()) < tol);
-    CHECK(rel_err(layer->bias.grad().to(at::kDouble), bias.grad()) < tol);
-    for (size_t k = 0; k < cores.size(); ++k)
-      CHECK(rel_err(layer->cores()[k].grad().to(at::kDouble), cores[k].grad()) < tol);
-    for (size_t k = 0; k < ranks.size(); ++k)
-      CHECK(rel_err(layer->rank_vectors()[k].grad().to(at::kDouble), ranks[k].grad()) < tol);
   }
+}
+
+TEST_CASE("the fast-kernel switch: thin kernels follow it, guards restore it", "[tt_linear]") {
+  const bool avx512 = thin::enabled();
+  REQUIRE(fast_kernels_enabled());
+  {
+    const FastKernelsGuard off(false);
+    CHECK_FALSE(fast_kernels_enabled());
+    CHECK_FALSE(thin::enabled());
+    {
+      const FastKernelsGuard on(true);
+      CHECK(thin::enabled() == avx512);
+    }
+    CHECK_FALSE(fast_kernels_enabled());
+  }
+  CHECK(fast_kernels_enabled());
+  CHECK(thin::enabled() == avx512);
 }
 
 TEST_CASE("TTLinear with an empty bond outputs its bias and gets zero gradients", "[tt_linear]") {

@@ -1,6 +1,7 @@
 // TTMEmbedding against a table reconstructed densely in this file (float64 autograd), and the
-// optimised lookup (dedup on and off) against the naive one.
+// optimised lookup (dedup on and off, fast kernels on and off) against the naive one.
 #include "core/formats/core_chain.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/layers/ttm_embedding.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
@@ -108,15 +109,18 @@ TEST_CASE("TTM lookup equals rows of the dense table, gradients agree on every p
       const at::Tensor expected = table.index_select(0, ids.reshape({-1})).view(weight.sizes());
       const auto g_ref = grads((expected * weight).sum(), params);
 
-      for (int path = 0; path < 3; ++path) {
-        INFO("path " << (path == 0 ? "dedup" : path == 1 ? "no dedup" : "naive"));
-        layer->options.dedup(path == 0);
-        const at::Tensor out = path == 2 ? layer->forward_naive(ids) : layer->forward(ids);
-        REQUIRE(out.sizes() == expected.sizes());
-        CHECK(max_diff(out, expected) < 1e-12);
-        const auto g = grads((out * weight).sum(), params);
-        for (size_t p = 0; p < params.size(); ++p) CHECK(max_diff(g[p], g_ref[p]) < 1e-10);
-      }
+      for (const bool fast : {true, false})
+        for (int path = 0; path < 3; ++path) {
+          INFO("fast kernels " << fast << ", path "
+                               << (path == 0 ? "dedup" : path == 1 ? "no dedup" : "naive"));
+          const FastKernelsGuard kernels(fast);
+          layer->options.dedup(path == 0);
+          const at::Tensor out = path == 2 ? layer->forward_naive(ids) : layer->forward(ids);
+          REQUIRE(out.sizes() == expected.sizes());
+          CHECK(max_diff(out, expected) < 1e-12);
+          const auto g = grads((out * weight).sum(), params);
+          for (size_t p = 0; p < params.size(); ++p) CHECK(max_diff(g[p], g_ref[p]) < 1e-10);
+        }
       // Pruned entries get no gradient.
       const auto g = grads((layer->forward(ids) * weight).sum(), params);
       for (size_t k = 0; k + 1 < static_cast<size_t>(d); ++k)
@@ -129,9 +133,24 @@ TEST_CASE("TTM lookup in float32 matches the float64 table", "[ttm_embedding]") 
   torch::manual_seed(3);
   TTMEmbedding layer(TTMEmbeddingOptions(1000, {10, 10, 10}, {4, 2, 4}, {1, 6, 5, 1}));
   const at::Tensor ids = at::randint(0, 1000, {64}, at::kLong);
-  const at::Tensor out = layer->forward(ids).to(at::kDouble);
+  const at::Tensor weight = at::randn({64, layer->shape().dim()});
+  std::vector<at::Tensor> outs, core_grads;
+  for (const bool fast : {true, false}) {
+    const FastKernelsGuard kernels(fast);
+    const at::Tensor out = layer->forward(ids);
+    outs.push_back(out.to(at::kDouble));
+    const auto g = grads((out * weight).sum(), layer->cores());
+    core_grads.insert(core_grads.end(), g.begin(), g.end());
+  }
   layer->to(at::kDouble);
-  CHECK(max_diff(out, dense_table(*layer).index_select(0, ids)) < 1e-5);
+  const at::Tensor expected = dense_table(*layer).index_select(0, ids);
+  const auto g_ref = grads((expected * weight.to(at::kDouble)).sum(), layer->cores());
+  const size_t n = g_ref.size();
+  for (size_t path = 0; path < outs.size(); ++path) {
+    INFO("fast kernels " << (path == 0));
+    CHECK(max_diff(outs[path], expected) < 1e-5);
+    for (size_t k = 0; k < n; ++k) CHECK(max_diff(core_grads[path * n + k].to(at::kDouble), g_ref[k]) < 1e-4);
+  }
 }
 
 TEST_CASE("TTM truncation leaves outputs unchanged and shrinks the parameters",

@@ -1,6 +1,6 @@
 #include "core/contract/merged_path.h"
 
-#include "core/contract/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm.h"
 #include "core/util/threads.h"
 
 #include <ATen/ATen.h>
@@ -50,7 +50,7 @@ std::vector<at::Tensor> suffix_merges(at::TensorList cores, at::TensorList ranks
 
 // Batch part of the forward: T = X·L and Y = T·diag(d_d)·R + bias.
 struct BatchForward {
-  at::Tensor y, t;  // t: (B, r_d), or (B, padded r_d) on the kernel path (zero columns)
+  at::Tensor y, t;  // t: (B, padded r_d), zero past r_d
 };
 
 // Batch part of the backward: V = Tᵀ·dY, XtU = Xᵀ·(dY·Rᵀ), dX = (dY·Rᵀ)·diag(d_d)·Lᵀ.
@@ -59,7 +59,7 @@ struct BatchGrads {
 };
 
 bool use_kernels(const at::Tensor& x, int64_t rank) {
-  return thin::enabled() && x.device().is_cpu() && x.scalar_type() == at::kFloat &&
+  return thin::enabled() && x.device().is_cpu() && x.scalar_type() == at::kFloat && rank > 0 &&
          thin::padded(rank) <= thin::kMaxPaddedRank;
 }
 
@@ -146,24 +146,7 @@ BatchGrads kernel_backward(const at::Tensor& x, const at::Tensor& t, const at::T
   return g;
 }
 
-BatchForward aten_forward(const at::Tensor& x, const at::Tensor& L, const at::Tensor& Rd,
-                          at::TensorList bias) {
-  auto t = at::mm(x, L);
-  return {bias.empty() ? at::mm(t, Rd) : at::addmm(bias[0], t, Rd), t};
-}
-
-BatchGrads aten_backward(const at::Tensor& x, const at::Tensor& t, const at::Tensor& dy,
-                         const at::Tensor& L, const at::Tensor& R, const at::Tensor& mid,
-                         bool need_dx, bool need_bias) {
-  BatchGrads g;
-  if (need_bias) g.dbias = dy.sum(0);
-  g.v = at::mm(t.t(), dy);
-  auto U = at::mm(dy, R.t());
-  g.xtu = at::mm(x.t(), U);
-  if (need_dx) g.dx = at::mm(U, (L * mid).t());
-  return g;
-}
-
+// The kernel path: batch GEMMs by the thin kernels, backward by hand from the saved merges.
 class MergedPath : public torch::autograd::Function<MergedPath> {
  public:
   // bias: empty, or the bias alone.
@@ -175,16 +158,8 @@ class MergedPath : public torch::autograd::Function<MergedPath> {
     ThreadLimit serial(1);
     auto prefix = prefix_merges(cores, ranks, d);
     auto suffix = suffix_merges(cores, ranks, d);
-    const auto& L = prefix.back();
     const auto Rd = ranks[d - 1].unsqueeze(1) * suffix.front();
-    const bool kernels = use_kernels(x, L.size(1));
-    BatchForward batch;
-    if (kernels) {
-      batch = kernel_forward(x, L, Rd, bias, threads);
-    } else {
-      ThreadLimit all(threads);
-      batch = aten_forward(x, L, Rd, bias);
-    }
+    const BatchForward batch = kernel_forward(x, prefix.back(), Rd, bias, threads);
 
     variable_list saved{x, batch.t};
     saved.insert(saved.end(), prefix.begin(), prefix.end());
@@ -194,7 +169,6 @@ class MergedPath : public torch::autograd::Function<MergedPath> {
     ctx->save_for_backward(saved);
     ctx->saved_data["d"] = d;
     ctx->saved_data["bias"] = !bias.empty();
-    ctx->saved_data["kernels"] = kernels;
     return batch.y;
   }
 
@@ -212,16 +186,8 @@ class MergedPath : public torch::autograd::Function<MergedPath> {
 
     const int threads = at::get_num_threads();
     ThreadLimit serial(1);
-    const bool need_dx = ctx->needs_input_grad(0);
-    BatchGrads batch;
-    if (ctx->saved_data["kernels"].toBool()) {
-      batch = kernel_backward(saved[0], saved[1], grads[0], prefix[d - 1], R, mid, need_dx,
-                              has_bias, threads);
-    } else {
-      ThreadLimit all(threads);
-      batch = aten_backward(saved[0], saved[1], grads[0], prefix[d - 1], R, mid, need_dx,
-                            has_bias);
-    }
+    const BatchGrads batch = kernel_backward(saved[0], saved[1], grads[0], prefix[d - 1], R, mid,
+                                             ctx->needs_input_grad(0), has_bias, threads);
     variable_list dcores(K), dranks(K - 1);
     dranks[d - 1] = (R * batch.v).sum(1);
     auto dL = batch.xtu * mid;
@@ -262,6 +228,16 @@ class MergedPath : public torch::autograd::Function<MergedPath> {
   }
 };
 
+// The composite path: the same merges and batch GEMMs as ATen ops under ordinary autograd.
+at::Tensor composite_merged_path(const at::Tensor& x, at::TensorList cores, at::TensorList ranks,
+                                 const at::Tensor& bias) {
+  const int64_t d = static_cast<int64_t>(cores.size()) / 2;
+  const auto L = prefix_merges(cores, ranks, d).back();
+  const auto Rd = ranks[d - 1].unsqueeze(1) * suffix_merges(cores, ranks, d).front();
+  const auto t = at::mm(x, L);
+  return bias.defined() ? at::addmm(bias, t, Rd) : at::mm(t, Rd);
+}
+
 }  // namespace
 
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
@@ -270,6 +246,8 @@ at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores
               "merged_path: needs 2d cores and 2d-1 rank vectors, got ", cores.size(), " and ",
               ranks.size());
   TORCH_CHECK(x.dim() == 2, "merged_path: x must be (B, in), got ", x.sizes());
+  if (!use_kernels(x, cores[cores.size() / 2].size(0)))
+    return composite_merged_path(x, cores, ranks, bias);
   std::vector<at::Tensor> bias_list;
   if (bias.defined()) bias_list.push_back(bias);
   return MergedPath::apply(x, at::TensorList(cores), at::TensorList(ranks),

@@ -12,9 +12,10 @@ namespace comera {
 
 // x: (B, in). cores: the 2d cores (r_{k-1}, s_k, r_k). ranks: the 2d-1 rank vectors as applied
 // (already masked). bias: (out) or undefined. Differentiable in x, every core, every rank vector
-// and the bias through an analytic backward that reuses the saved partial merges. float32 on a
-// CPU runs the batch GEMMs with the AVX-512 kernels of thin_gemm.h where thin::enabled() (r_d
-// padded to a multiple of 16, rows split across threads); otherwise ATen matmuls.
+// and the bias. float32 on a CPU where thin::enabled() runs the batch GEMMs with the AVX-512
+// kernels of thin_gemm.h (r_d padded to a multiple of 16, rows split across threads) and an
+// analytic backward that reuses the saved partial merges; otherwise (any device or dtype, or the
+// fast kernels off) ATen matmuls under ordinary autograd.
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
                        const std::vector<at::Tensor>& ranks, const at::Tensor& bias);
 

@@ -13,9 +13,9 @@ namespace comera {
 // another. Any device and dtype; ordinary autograd (the gathered slices are kept for backward).
 at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx);
 
-// Two tables: row n = left[ia[n]] · right[ib[n]]. On CPU (float, double) a fused kernel reads
-// the slices in place, forward and backward, so no gathered copy is made or kept; elsewhere it
-// is chain_rows. Differentiable once in both tables.
+// Two tables: row n = left[ia[n]] · right[ib[n]]. On CPU (float, double) with the fast kernels
+// on, the fused kernel of core/kernels/cpu/pair_rows.h, which makes no gathered copy; otherwise
+// chain_rows. Differentiable once in both tables.
 at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
                      const at::Tensor& ib);
 

@@ -1,5 +1,7 @@
 #include "core/models/attention_core.h"
 
+#include "core/kernels/cpu/apply_mask.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
 #include "core/util/error.h"
 
@@ -64,7 +66,7 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     scores.add_(bias);
     const auto probs = at::softmax(scores, -1).contiguous();
     scores.reset();
-    const auto dropped = p > 0 ? apply_mask(DropoutMask(p), probs) : probs;
+    const auto dropped = p > 0 ? cpu::apply_mask(DropoutMask(p), probs) : probs;
     auto context = at::empty(qc.sizes(), qc.options());
     batched_products(heads_view(context, heads), dropped, vh);
     ctx->saved_data["heads"] = heads;
@@ -95,16 +97,27 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
   }
 };
 
+// The composite path: the same product in ATen ops under ordinary autograd, the mask made on
+// the tensors' device.
+at::Tensor composite_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
+                               const at::Tensor& bias, int64_t heads, double p) {
+  const auto qh = heads_view(q.contiguous(), heads), kh = heads_view(k.contiguous(), heads),
+             vh = heads_view(v.contiguous(), heads);
+  auto probs = at::softmax(at::matmul(qh, kh.transpose(-2, -1)) + bias, -1);
+  if (p > 0) probs = probs * DropoutMask(p).multipliers_like(probs);
+  return at::matmul(probs, vh).transpose(1, 2).reshape(q.sizes());
+}
+
 }  // namespace
 
 at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& bias, int64_t heads, double p, bool train) {
-  if (!maskable(q) || !(p >= 0 && p < 1))
-    throw Error("attention: needs CPU float or double tensors and a dropout probability in [0, 1), got " +
-                std::string(q.device().str()) + " " + std::string(c10::toString(q.scalar_type())) +
-                " and p = " + std::to_string(p) + " (run the model on the CPU in float32 or float64)");
+  if (!(p >= 0 && p < 1))
+    throw Error("attention: dropout probability must be in [0, 1), got p = " + std::to_string(p));
   const double rate = train ? p : 0.0;
-  return AttentionCore::apply(q, k, v, bias, heads, rate);
+  if (fast_kernels_enabled() && cpu::maskable(q))
+    return AttentionCore::apply(q, k, v, bias, heads, rate);
+  return composite_attention(q, k, v, bias, heads, rate);
 }
 
 }  // namespace comera

@@ -1,5 +1,7 @@
 #include "core/models/dropout.h"
 
+#include "core/kernels/cpu/apply_mask.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
 
 #include <ATen/ATen.h>
@@ -28,10 +30,10 @@ class Dropout : public torch::autograd::Function<Dropout> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, double p) {
     const DropoutMask mask(p);
     save_mask(ctx, mask);
-    return apply_mask(mask, x);
+    return cpu::apply_mask(mask, x);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {apply_mask(saved_mask(ctx), grads[0]), at::Tensor()};
+    return {cpu::apply_mask(saved_mask(ctx), grads[0]), at::Tensor()};
   }
 };
 
@@ -40,27 +42,29 @@ class ResidualDropout : public torch::autograd::Function<ResidualDropout> {
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, const at::Tensor& f, double p) {
     const DropoutMask mask(p);
     save_mask(ctx, mask);
-    return apply_mask(mask, f, x);
+    return cpu::apply_mask(mask, f, x);
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    return {grads[0], apply_mask(saved_mask(ctx), grads[0]), at::Tensor()};
+    return {grads[0], cpu::apply_mask(saved_mask(ctx), grads[0]), at::Tensor()};
   }
 };
+
+bool fast(const at::Tensor& t) { return fast_kernels_enabled() && cpu::maskable(t); }
 
 }  // namespace
 
 at::Tensor fast_dropout(const at::Tensor& x, double p, bool train) {
   if (!train || p <= 0) return x;
-  if (p >= 1 || !maskable(x)) return at::dropout(x, p, train);
-  return Dropout::apply(x, p);
+  if (p >= 1) return at::dropout(x, p, train);
+  if (fast(x)) return Dropout::apply(x, p);
+  return x * DropoutMask(p).multipliers_like(x);
 }
 
 at::Tensor residual_dropout(const at::Tensor& x, const at::Tensor& f, double p, bool train) {
   if (!train || p <= 0) return x + f;
-  if (p >= 1 || !maskable(x) || !maskable(f) || x.sizes() != f.sizes() ||
-      x.scalar_type() != f.scalar_type())
-    return x + fast_dropout(f, p, train);
-  return ResidualDropout::apply(x, f, p);
+  if (p < 1 && fast(x) && fast(f) && x.sizes() == f.sizes() && x.scalar_type() == f.scalar_type())
+    return ResidualDropout::apply(x, f, p);
+  return x + fast_dropout(f, p, train);
 }
 
 }  // namespace comera

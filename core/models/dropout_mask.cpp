@@ -2,8 +2,6 @@
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
-#include <ATen/Dispatch.h>
-#include <ATen/Parallel.h>
 
 #include <algorithm>
 #include <cmath>
@@ -14,11 +12,33 @@ namespace comera {
 
 namespace {
 
+constexpr uint64_t kGamma = 0x9E3779B97F4A7C15ull, kMix1 = 0xBF58476D1CE4E5B9ull,
+                   kMix2 = 0x94D049BB133111EBull;
+// Draw b hashes seed ^ (b · kCounter).
+constexpr uint64_t kCounter = 0xD1B54A32D192ED03ull;
+
 uint64_t splitmix64(uint64_t z) {
-  z += 0x9E3779B97F4A7C15ull;
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
+  z += kGamma;
+  z = (z ^ (z >> 30)) * kMix1;
+  z = (z ^ (z >> 27)) * kMix2;
   return z ^ (z >> 31);
+}
+
+// The same bits as an int64 (two's complement), for ATen integer ops.
+int64_t bits(uint64_t v) { return static_cast<int64_t>(v); }
+
+// z >> s as on uint64: int64 shifts are arithmetic, so clear the copies of the sign bit.
+at::Tensor logical_shift(const at::Tensor& z, int s) {
+  return at::bitwise_right_shift(z, s).bitwise_and_(bits(~0ull >> s));
+}
+
+// splitmix64 of every element of the int64 tensor z, in place (int64 adds and multiplies wrap
+// like uint64 ones).
+void splitmix64_(at::Tensor& z) {
+  z.add_(bits(kGamma));
+  z.bitwise_xor_(logical_shift(z, 30)).mul_(bits(kMix1));
+  z.bitwise_xor_(logical_shift(z, 27)).mul_(bits(kMix2));
+  z.bitwise_xor_(logical_shift(z, 31));
 }
 
 uint64_t draw_seed() {
@@ -26,10 +46,6 @@ uint64_t draw_seed() {
   std::lock_guard<std::mutex> lock(gen.mutex());
   return gen.get<at::CPUGeneratorImpl>()->random64();
 }
-
-// Elements per mask buffer; parallel work comes in 8 chunks at least (as many elements as one
-// small parallel region is worth).
-constexpr int64_t kChunk = 2048;
 
 }  // namespace
 
@@ -52,7 +68,7 @@ void DropoutMask::multipliers(int64_t begin, int64_t count, T* out) const {
     const int64_t first = begin >> 2, lead = begin & 3;
     const int64_t n = std::min(count, 4 * kDraws - lead), blocks = (lead + n + 3) >> 2;
     for (int64_t b = 0; b < blocks; ++b)
-      draws[b] = splitmix64(seed_ ^ (static_cast<uint64_t>(first + b) * 0xD1B54A32D192ED03ull));
+      draws[b] = splitmix64(seed_ ^ (static_cast<uint64_t>(first + b) * kCounter));
     std::memcpy(uniforms, draws, static_cast<size_t>(blocks) * sizeof(uint64_t));
     const uint16_t* u = uniforms + lead;
     for (int64_t j = 0; j < n; ++j) out[j] = static_cast<int32_t>(u[j]) >= cut ? scale : T(0);
@@ -65,36 +81,16 @@ void DropoutMask::multipliers(int64_t begin, int64_t count, T* out) const {
 template void DropoutMask::multipliers<float>(int64_t, int64_t, float*) const;
 template void DropoutMask::multipliers<double>(int64_t, int64_t, double*) const;
 
-bool maskable(const at::Tensor& t) {
-  return t.device().is_cpu() && (t.scalar_type() == at::kFloat || t.scalar_type() == at::kDouble);
-}
-
-at::Tensor apply_mask(const DropoutMask& mask, const at::Tensor& f, const at::Tensor& x) {
-  const auto fc = f.contiguous();
-  const auto xc = x.defined() ? x.contiguous() : x;
-  auto out = at::empty(fc.sizes(), fc.options());
-  const int64_t n = fc.numel();
-  AT_DISPATCH_FLOATING_TYPES(fc.scalar_type(), "comera_dropout", [&] {
-    const scalar_t* fp = fc.data_ptr<scalar_t>();
-    const scalar_t* xp = xc.defined() ? xc.data_ptr<scalar_t>() : nullptr;
-    scalar_t* op = out.data_ptr<scalar_t>();
-    at::parallel_for(0, (n + kChunk - 1) / kChunk, 8, [&](int64_t c0, int64_t c1) {
-      scalar_t m[kChunk];
-      for (int64_t c = c0; c < c1; ++c) {
-        const int64_t begin = c * kChunk, count = std::min(kChunk, n - begin);
-        mask.multipliers(begin, count, m);
-        const scalar_t* fb = fp + begin;
-        scalar_t* ob = op + begin;
-        if (xp) {
-          const scalar_t* xb = xp + begin;
-          for (int64_t j = 0; j < count; ++j) ob[j] = xb[j] + m[j] * fb[j];
-        } else {
-          for (int64_t j = 0; j < count; ++j) ob[j] = m[j] * fb[j];
-        }
-      }
-    });
-  });
-  return out;
+at::Tensor DropoutMask::multipliers_like(const at::Tensor& t) const {
+  const int64_t n = t.numel();
+  const auto ints = t.options().dtype(at::kLong);
+  auto z = at::arange((n + 3) / 4, ints).mul_(bits(kCounter)).bitwise_xor_(bits(seed_));
+  splitmix64_(z);
+  // Lane j of draw b is element 4b + j (the little-endian order multipliers() reads).
+  const auto lanes = at::arange(0, 64, 16, ints);
+  const auto uniforms = at::bitwise_right_shift(z.unsqueeze(1), lanes).bitwise_and_(0xFFFF);
+  const auto kept = uniforms.reshape({-1}).narrow(0, 0, n).ge(static_cast<int64_t>(cut_));
+  return kept.to(t.scalar_type()).mul_(scale_).view(t.sizes());
 }
 
 }  // namespace comera

@@ -4,6 +4,7 @@
 // its 16-bit uniform, lane i mod 4 of the 64-bit draw SplitMix64(seed, i / 4), is at least
 // round(p * 65536). The seed is the whole state: backward redraws the mask forward used instead
 // of storing it, and any range of elements can be drawn on its own (chunks drawn in parallel).
+// The CPU kernel that applies a mask is core/kernels/cpu/apply_mask.h.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -23,18 +24,16 @@ class DropoutMask {
   template <typename T>
   void multipliers(int64_t begin, int64_t count, T* out) const;
 
+  // The multipliers of elements 0..t.numel()-1 as a tensor of t's shape, dtype and device (any
+  // floating dtype), element i at row-major position i: the same hash in ATen integer ops on
+  // t's device, equal bit for bit to multipliers().
+  at::Tensor multipliers_like(const at::Tensor& t) const;
+
  private:
   double p_;
   uint64_t seed_;
   uint32_t cut_;
   double scale_;
 };
-
-// Whether apply_mask takes t (CPU, float or double).
-bool maskable(const at::Tensor& t);
-
-// x + mask ⊙ f, or mask ⊙ f when x is undefined (maskable tensors, x and f of one shape),
-// as a new contiguous tensor, in parallel. Element i is element i of f's contiguous layout.
-at::Tensor apply_mask(const DropoutMask& mask, const at::Tensor& f, const at::Tensor& x = {});
 
 }  // namespace comera

@@ -1,5 +1,7 @@
 #include "core/training/fused_adamw.h"
 
+#include "core/kernels/fast_kernels.h"
+
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
 
@@ -36,17 +38,42 @@ void adamw_kernel(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const Update
 }
 
 bool fusable(const at::Tensor& p) {
-  return p.device().is_cpu() && p.is_contiguous() && p.grad().is_contiguous() &&
-         p.grad().scalar_type() == p.scalar_type() && !p.grad().is_sparse() &&
+  return fast_kernels_enabled() && p.device().is_cpu() && p.is_contiguous() &&
+         p.grad().is_contiguous() && p.grad().scalar_type() == p.scalar_type() &&
          (p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble);
+}
+
+void fused_update(at::Tensor& p, torch::optim::AdamWParamState& s, const Update& u) {
+  // Loaded or sliced moments are normally contiguous already; the kernel relies on it.
+  s.exp_avg(s.exp_avg().contiguous());
+  s.exp_avg_sq(s.exp_avg_sq().contiguous());
+  if (u.amsgrad) s.max_exp_avg_sq(s.max_exp_avg_sq().contiguous());
+  const auto& g = p.grad();
+  auto vmax = u.amsgrad ? s.max_exp_avg_sq() : at::Tensor();
+  if (p.scalar_type() == at::kFloat)
+    adamw_kernel<float>(p.data_ptr<float>(), g.data_ptr<float>(), s.exp_avg().data_ptr<float>(),
+                        s.exp_avg_sq().data_ptr<float>(),
+                        vmax.defined() ? vmax.data_ptr<float>() : nullptr, p.numel(), u);
+  else
+    adamw_kernel<double>(p.data_ptr<double>(), g.data_ptr<double>(),
+                         s.exp_avg().data_ptr<double>(), s.exp_avg_sq().data_ptr<double>(),
+                         vmax.defined() ? vmax.data_ptr<double>() : nullptr, p.numel(), u);
+}
+
+// The stock step's ATen ops for one parameter: any device and dtype, no host synchronisation.
+void composite_update(at::Tensor& p, torch::optim::AdamWParamState& s, const Update& u) {
+  const auto& g = p.grad();
+  if (u.decay != 0) p.mul_(1 - u.lr * u.decay);
+  s.exp_avg().mul_(u.beta1).add_(g, 1 - u.beta1);
+  s.exp_avg_sq().mul_(u.beta2).addcmul_(g, g, 1 - u.beta2);
+  if (u.amsgrad) at::maximum_out(s.max_exp_avg_sq(), s.exp_avg_sq(), s.max_exp_avg_sq());
+  const auto& second = u.amsgrad ? s.max_exp_avg_sq() : s.exp_avg_sq();
+  p.addcdiv_(s.exp_avg(), (second.sqrt() / u.bias2_sqrt).add_(u.eps), -u.lr / u.bias1);
 }
 
 }  // namespace
 
 torch::Tensor FusedAdamW::step(LossClosure closure) {
-  for (auto& group : param_groups())
-    for (auto& p : group.params())
-      if (p.grad().defined() && !fusable(p)) return torch::optim::AdamW::step(std::move(closure));
   at::NoGradGuard no_grad;
   torch::Tensor loss;
   if (closure) {
@@ -57,35 +84,26 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
+      TORCH_CHECK(!p.grad().is_sparse(), "AdamW does not support sparse gradients");
       auto& slot = state()[c10::guts::to_string(p.unsafeGetTensorImpl())];
       if (!slot) {
         auto s = std::make_unique<torch::optim::AdamWParamState>();
         s->step(0);
-        s->exp_avg(at::zeros_like(p, at::MemoryFormat::Contiguous));
-        s->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Contiguous));
-        if (o.amsgrad()) s->max_exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Contiguous));
+        s->exp_avg(at::zeros_like(p, at::MemoryFormat::Preserve));
+        s->exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
+        if (o.amsgrad()) s->max_exp_avg_sq(at::zeros_like(p, at::MemoryFormat::Preserve));
         slot = std::move(s);
       }
       auto& s = static_cast<torch::optim::AdamWParamState&>(*slot);
-      // Loaded or sliced moments are normally contiguous already; the kernel relies on it.
-      s.exp_avg(s.exp_avg().contiguous());
-      s.exp_avg_sq(s.exp_avg_sq().contiguous());
-      if (o.amsgrad()) s.max_exp_avg_sq(s.max_exp_avg_sq().contiguous());
       s.step(s.step() + 1);
       const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
       const auto k = static_cast<double>(s.step());
       const Update u{o.lr(), beta1, beta2, o.eps(), o.weight_decay(),
                      1 - std::pow(beta1, k), std::sqrt(1 - std::pow(beta2, k)), o.amsgrad()};
-      const auto& g = p.grad();
-      auto vmax = o.amsgrad() ? s.max_exp_avg_sq() : at::Tensor();
-      if (p.scalar_type() == at::kFloat)
-        adamw_kernel<float>(p.data_ptr<float>(), g.data_ptr<float>(), s.exp_avg().data_ptr<float>(),
-                            s.exp_avg_sq().data_ptr<float>(),
-                            vmax.defined() ? vmax.data_ptr<float>() : nullptr, p.numel(), u);
+      if (fusable(p))
+        fused_update(p, s, u);
       else
-        adamw_kernel<double>(p.data_ptr<double>(), g.data_ptr<double>(),
-                             s.exp_avg().data_ptr<double>(), s.exp_avg_sq().data_ptr<double>(),
-                             vmax.defined() ? vmax.data_ptr<double>() : nullptr, p.numel(), u);
+        composite_update(p, s, u);
     }
   }
   return loss;

@@ -2,7 +2,8 @@
 // AdamW with the same state, options, serialisation and update rule as torch::optim::AdamW,
 // but one fused pass per parameter over raw float/double memory instead of ~10 tensor ops:
 // a tensorized model has hundreds of small parameters, where the per-op overhead of the
-// stock step dominated its cost. Other dtypes and devices take the stock step.
+// stock step dominated its cost. Other dtypes and devices, or the fast kernels switched off
+// (fast_kernels.h), take the stock step's ATen ops parameter by parameter.
 #include "core/training/sliceable_optimizer.h"
 
 #include <torch/optim/adamw.h>

@@ -1,7 +1,8 @@
 // `comera bench layer`: forward+backward time of dense torch::nn::Linear against TTLinear for
 // the paper's three layer shapes, side by side in one process.
 #include "core/contract/merged_path.h"
-#include "core/contract/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/layers/tt_linear.h"
 #include "core/util/error.h"
 #include "core/util/timing.h"
@@ -56,7 +57,7 @@ int run(int argc, char** argv) {
       "repeats", "Measured runs per layer (median reported)",
       cxxopts::value<int>()->default_value("15"))(
       "warmup", "Unmeasured runs first", cxxopts::value<int>()->default_value("3"))(
-      "kernels", "AVX-512 thin-GEMM kernels for TTLinear (off: ATen matmuls only)",
+      "kernels", "Fast CPU kernels, AVX-512 thin GEMMs included (off: composite ATen path)",
       cxxopts::value<bool>()->default_value("true"))("json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -65,11 +66,11 @@ int run(int argc, char** argv) {
   const int repeats = r["repeats"].as<int>(), warmup = r["warmup"].as<int>();
   if (B < 1) throw Error("--tokens must be >= 1");
   const bool json = r.count("json") > 0;
-  thin::set_enabled(r["kernels"].as<bool>());
+  set_fast_kernels(r["kernels"].as<bool>());
   std::ostream& log = json ? std::cerr : std::cout;
   log << "bench layer: " << B << " tokens, " << at::get_num_threads() << " threads, median of "
       << repeats << " (after " << warmup << " warm-up), TT batch GEMMs: "
-      << (thin::enabled() ? "AVX-512 kernels" : "ATen matmuls") << "\n";
+      << (thin::enabled() ? "AVX-512 kernels" : "composite ATen path") << "\n";
 
   at::manual_seed(0);
   nlohmann::json rows = nlohmann::json::array();

@@ -1,9 +1,10 @@
-#include "core/contract/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm.h"
+
+#include "core/kernels/fast_kernels.h"
 
 #include <c10/util/Exception.h>
 
 #include <array>
-#include <atomic>
 #include <utility>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -18,21 +19,16 @@ namespace {
 
 bool cpu_has_avx512() {
 #ifdef COMERA_THIN_X86
-  return __builtin_cpu_supports("avx512f");
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
 #else
   return false;
 #endif
 }
 
-std::atomic<bool>& switched_on() {
-  static std::atomic<bool> on{cpu_has_avx512()};
-  return on;
-}
-
 }  // namespace
 
-bool enabled() { return switched_on().load(std::memory_order_relaxed); }
-void set_enabled(bool on) { switched_on() = on && cpu_has_avx512(); }
+bool enabled() { return cpu_has_avx512() && fast_kernels_enabled(); }
 int64_t padded(int64_t r) { return (r + 15) / 16 * 16; }
 
 #ifdef COMERA_THIN_X86

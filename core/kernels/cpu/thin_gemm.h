@@ -9,10 +9,8 @@ namespace comera::thin {
 
 constexpr int64_t kMaxPaddedRank = 64;
 
-// The CPU runs AVX-512F and the kernels are switched on (the default where the CPU allows).
+// The CPU runs AVX-512F and the fast kernels are switched on (fast_kernels.h).
 bool enabled();
-// Switches the kernels off (callers then use ATen) or back on where the CPU allows.
-void set_enabled(bool on);
 // r rounded up to a multiple of 16.
 int64_t padded(int64_t r);
 

@@ -1,0 +1,178 @@
+#include "core/kernels/cpu/pair_rows.h"
+
+#include <ATen/ATen.h>
+#include <ATen/Parallel.h>
+#include <torch/autograd.h>
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+namespace comera::cpu {
+
+namespace {
+
+// C (m x p) (+)= A (m x k) · B (k x p), all row-major and contiguous. Sizes here are tens, so
+// a BLAS call per product costs more in overhead than the arithmetic. Register tiles of 4 rows
+// x 2 vectors of C stay in registers over the whole k loop; edges fall back to scalar loops.
+// Bytes is the vector width (GCC/Clang vector extensions: 16 = SSE/NEON, 32 = AVX).
+template <typename T, int Bytes>
+__attribute__((always_inline)) inline void tiled_gemm(const T* __restrict A, const T* __restrict B,
+                                                      T* __restrict C, int64_t m, int64_t k,
+                                                      int64_t p, bool accumulate) {
+  typedef T vec __attribute__((vector_size(Bytes)));
+  constexpr int64_t V = Bytes / sizeof(T), W = 2 * V;
+  const int64_t m4 = m / 4 * 4, pw = p / W * W;
+  for (int64_t i = 0; i < m4; i += 4) {
+    const T* a[4] = {A + i * k, A + (i + 1) * k, A + (i + 2) * k, A + (i + 3) * k};
+    for (int64_t j = 0; j < pw; j += W) {
+      vec c[4][2] = {};
+      for (int64_t l = 0; l < k; ++l) {
+        vec b0, b1;
+        std::memcpy(&b0, B + l * p + j, sizeof b0);
+        std::memcpy(&b1, B + l * p + j + V, sizeof b1);
+        for (int r = 0; r < 4; ++r) {
+          c[r][0] += b0 * a[r][l];
+          c[r][1] += b1 * a[r][l];
+        }
+      }
+      for (int r = 0; r < 4; ++r)
+        for (int h = 0; h < 2; ++h) {
+          T* out = C + (i + r) * p + j + h * V;
+          if (accumulate) {
+            vec old;
+            std::memcpy(&old, out, sizeof old);
+            c[r][h] += old;
+          }
+          std::memcpy(out, &c[r][h], sizeof c[r][h]);
+        }
+    }
+  }
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t j = i < m4 ? pw : 0; j < p; ++j) {
+      T sum = accumulate ? C[i * p + j] : T(0);
+      for (int64_t l = 0; l < k; ++l) sum += A[i * k + l] * B[l * p + j];
+      C[i * p + j] = sum;
+    }
+}
+
+template <typename T>
+using GemmFn = void (*)(const T*, const T*, T*, int64_t, int64_t, int64_t, bool);
+
+template <typename T>
+void gemm_baseline(const T* A, const T* B, T* C, int64_t m, int64_t k, int64_t p, bool acc) {
+  tiled_gemm<T, 16>(A, B, C, m, k, p, acc);
+}
+
+#if defined(__GNUC__) && defined(__x86_64__)
+// The build targets baseline x86-64 (SSE2); AVX2+FMA is chosen at run time where present.
+template <typename T>
+__attribute__((target("avx2,fma"))) void gemm_avx2(const T* A, const T* B, T* C, int64_t m,
+                                                   int64_t k, int64_t p, bool acc) {
+  tiled_gemm<T, 32>(A, B, C, m, k, p, acc);
+}
+#endif
+
+template <typename T>
+GemmFn<T> small_gemm() {
+#if defined(__GNUC__) && defined(__x86_64__)
+  static const bool avx2 = __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+  if (avx2) return &gemm_avx2<T>;
+#endif
+  return &gemm_baseline<T>;
+}
+
+// left (VL, EL, R), right (VR, R, ER) -> (N, EL * ER).
+template <typename T>
+at::Tensor pair_forward(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
+                        const at::Tensor& ib) {
+  const int64_t n = ia.numel(), el = left.size(1), r = left.size(2), er = right.size(2);
+  at::Tensor out = at::empty({n, el * er}, left.options());
+  const T* lp = left.data_ptr<T>();
+  const T* rp = right.data_ptr<T>();
+  const int64_t* a = ia.data_ptr<int64_t>();
+  const int64_t* b = ib.data_ptr<int64_t>();
+  T* op = out.data_ptr<T>();
+  const GemmFn<T> gemm = small_gemm<T>();
+  at::parallel_for(0, n, 16, [&](int64_t begin, int64_t end) {
+    for (int64_t i = begin; i < end; ++i)
+      gemm(lp + a[i] * el * r, rp + b[i] * r * er, op + i * el * er, el, r, er, false);
+  });
+  return out;
+}
+
+// Gradients of both tables. Ids repeat across the batch, so each worker accumulates into its
+// own copy of the (small) tables and the copies are summed at the end.
+template <typename T>
+std::pair<at::Tensor, at::Tensor> pair_backward(const at::Tensor& left, const at::Tensor& right,
+                                                const at::Tensor& ia, const at::Tensor& ib,
+                                                const at::Tensor& grad) {
+  const int64_t n = ia.numel(), el = left.size(1), r = left.size(2), er = right.size(2);
+  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / 64));
+  const at::Tensor left_t = left.transpose(1, 2).contiguous();    // (VL, R, EL)
+  const at::Tensor right_t = right.transpose(1, 2).contiguous();  // (VR, ER, R)
+  at::Tensor g_left = at::zeros({workers, left.size(0), el, r}, left.options());
+  at::Tensor g_right = at::zeros({workers, right.size(0), r, er}, right.options());
+  const T* lt = left_t.data_ptr<T>();
+  const T* rt = right_t.data_ptr<T>();
+  const T* gp = grad.data_ptr<T>();
+  const int64_t* a = ia.data_ptr<int64_t>();
+  const int64_t* b = ib.data_ptr<int64_t>();
+  T* glp = g_left.data_ptr<T>();
+  T* grp = g_right.data_ptr<T>();
+  const GemmFn<T> gemm = small_gemm<T>();
+  at::parallel_for(0, workers, 1, [&](int64_t w_begin, int64_t w_end) {
+    for (int64_t w = w_begin; w < w_end; ++w) {
+      T* gl = glp + w * left.numel();
+      T* gr = grp + w * right.numel();
+      for (int64_t i = n * w / workers; i < n * (w + 1) / workers; ++i) {
+        const T* g = gp + i * el * er;
+        // d left[a] += G · right[b]^T ; d right[b] += left[a]^T · G
+        gemm(g, rt + b[i] * er * r, gl + a[i] * el * r, el, er, r, true);
+        gemm(lt + a[i] * r * el, g, gr + b[i] * r * er, r, el, er, true);
+      }
+    }
+  });
+  return {g_left.sum(0), g_right.sum(0)};
+}
+
+class PairRows : public torch::autograd::Function<PairRows> {
+ public:
+  static at::Tensor forward(torch::autograd::AutogradContext* ctx, const at::Tensor& left,
+                            const at::Tensor& right, const at::Tensor& ia, const at::Tensor& ib) {
+    ctx->save_for_backward({left, right, ia, ib});
+    at::Tensor out;
+    AT_DISPATCH_FLOATING_TYPES(left.scalar_type(), "pair_rows",
+                               [&] { out = pair_forward<scalar_t>(left, right, ia, ib); });
+    return out;
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const at::Tensor grad = grads[0].contiguous();
+    std::pair<at::Tensor, at::Tensor> g;
+    AT_DISPATCH_FLOATING_TYPES(saved[0].scalar_type(), "pair_rows_backward", [&] {
+      g = pair_backward<scalar_t>(saved[0], saved[1], saved[2], saved[3], grad);
+    });
+    return {g.first, g.second, at::Tensor(), at::Tensor()};
+  }
+};
+
+}  // namespace
+
+bool pair_rows_supported(const at::Tensor& left, const at::Tensor& ia, const at::Tensor& ib) {
+  const auto type = left.scalar_type();
+  return left.device().is_cpu() && (type == at::kFloat || type == at::kDouble) &&
+         ia.scalar_type() == at::kLong && ib.scalar_type() == at::kLong;
+}
+
+at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
+                     const at::Tensor& ib) {
+  const int64_t el = left.size(2), r = left.size(3), er = right.size(2);
+  return PairRows::apply(left.reshape({left.size(0), el, r}).contiguous(),
+                         right.reshape({right.size(0), r, er}).contiguous(),
+                         ia.contiguous(), ib.contiguous());
+}
+
+}  // namespace comera::cpu
