@@ -1,27 +1,34 @@
 #include "search/environment.h"
 
+#include "core/util/error.h"
+#include "core/util/process.h"
+
 #include <ATen/Parallel.h>
 #include <torch/version.h>
 
 #include <unistd.h>
 
 #include <array>
-#include <cstdio>
 #include <fstream>
-#include <memory>
+#include <vector>
 
 namespace comera {
 
 namespace {
 
-std::string run_capture(const std::string& cmd) {
-  std::array<char, 256> buf{};
-  std::string out;
-  std::unique_ptr<FILE, int (*)(FILE*)> pipe(popen(cmd.c_str(), "r"), pclose);
-  if (!pipe) return out;
-  while (fgets(buf.data(), buf.size(), pipe.get())) out += buf.data();
-  while (!out.empty() && (out.back() == '\n' || out.back() == ' ')) out.pop_back();
-  return out;
+// A git query on the source tree, its output without the trailing newline; "" when git is
+// missing or fails (not a checkout).
+std::string git(const std::vector<std::string>& args) {
+  std::vector<std::string> argv{"git", "-C", COMERA_SOURCE_DIR};
+  argv.insert(argv.end(), args.begin(), args.end());
+  try {
+    auto r = run_process(argv, "git", ErrorOutput::Discard);
+    if (r.status != 0) return "";
+    while (!r.output.empty() && (r.output.back() == '\n' || r.output.back() == ' ')) r.output.pop_back();
+    return r.output;
+  } catch (const Error&) {
+    return "";
+  }
 }
 
 std::string cpu_model() {
@@ -48,10 +55,9 @@ nlohmann::json Environment::to_json() const {
 
 Environment current_environment(const std::string& device) {
   Environment env;
-  const std::string git = std::string("git -C '") + COMERA_SOURCE_DIR + "' ";
-  env.git_commit = run_capture(git + "rev-parse HEAD 2>/dev/null");
+  env.git_commit = git({"rev-parse", "HEAD"});
   if (env.git_commit.empty()) env.git_commit = "unknown";
-  env.git_dirty = !run_capture(git + "status --porcelain --untracked-files=no 2>/dev/null").empty();
+  env.git_dirty = !git({"status", "--porcelain", "--untracked-files=no"}).empty();
   env.torch_version = TORCH_VERSION;
   env.device = device == "cpu" ? cpu_model() : device;
   env.threads = at::get_num_threads();

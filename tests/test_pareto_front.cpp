@@ -131,7 +131,12 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
   // The size axis spans 40..300: linear; its range includes the published 40.
   CHECK_THAT(script, !Contains("logscale") && Contains("set yrange [19.2:320.8]"));
 
-  if (std::system("command -v gnuplot >/dev/null 2>&1") != 0) {
+  bool have_gnuplot = false;
+  try {
+    have_gnuplot = comera::run_process({"gnuplot", "--version"}, "gnuplot").status == 0;
+  } catch (const comera::Error&) {
+  }
+  if (!have_gnuplot) {
     WARN("gnuplot is not installed (scripts/setup.sh installs it): PNG check skipped");
     return;
   }

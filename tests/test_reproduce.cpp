@@ -6,12 +6,12 @@
 #include "search/reproduce/comparison_table.h"
 #include "search/reproduce/paper_spec.h"
 #include "search/store/trial_queue.h"
+#include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_spec.h"
 #include "search/sweep/trial_expansion.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
-#include <filesystem>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -80,8 +80,14 @@ TEST_CASE("comparison table: means over complete trials beside published figures
       {{{"size_ratio", 0.2}, {"seed", 1}}, "late", S::Diverged, {{"size_mb", 0.1}, {"accuracy", 0.1}}},
       {{{"size_ratio", 0.5}}, "late", S::Failed, {{"size_mb", 3}, {"accuracy", 0.4}}},
   });
+  auto figure = [](const json& value, const std::string& certainty) {
+    return json{{"value", value}, {"source", "hand-made"}, {"certainty", certainty}};
+  };
   write(dir.file("reference.json"),
-        {{"x", {{"dense_mb", 256}, {"range", {2, 3}}, {"unsure", {{"value", 80}, {"uncertain", true}}}}}});
+        {{"certainty", {{"reported", "in a table"}, {"uncertain", "from a summary"}}},
+         {"x", {{"dense_mb", figure(256, "reported")},
+                {"range", figure({2, 3}, "reported")},
+                {"unsure", figure(80, "uncertain")}}}});
   write(dir.file("t.json"), table_spec());
   const auto spec = reproduce::load_paper_spec(dir.file("t.json"));
   auto db = store::ResultsDb::open(db_file, store::ResultsDb::Mode::ReadOnly);
@@ -135,14 +141,11 @@ TEST_CASE("paper specs: errors name the key; the scaled sweep patches the full o
 }
 
 TEST_CASE("every table in experiments/paper expands to valid trials, scaled and full", "[reproduce]") {
-  const std::string reference = sweep::default_reference_file();
-  if (!std::filesystem::exists(reference)) {
-    WARN("no " << reference << ": published figures not checked");
-    return;
-  }
+  const std::string reference = sweep::default_figures_file();
   const auto names = reproduce::list_paper_specs();
   CHECK(std::count(names.begin(), names.end(), "mnli_table") == 1);
   CHECK(std::count(names.begin(), names.end(), "step_speed_memory") == 1);
+  CHECK(std::count(names.begin(), names.end(), "published_figures") == 0);
   for (const auto& name : names) {
     INFO(name);
     const auto spec = reproduce::load_paper_spec(name);

@@ -17,6 +17,7 @@
 #include "search/store/trial_queue.h"
 #include "search/store/trials.h"
 #include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
 
 #include <SQLiteCpp/Column.h>
@@ -620,8 +621,7 @@ TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[
 }
 
 TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][cli]") {
-  const char* cli = std::getenv("COMERA_CLI");
-  if (!cli) {
+  if (comera::testing::cli_path().empty()) {
     WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
     return;
   }
@@ -637,12 +637,9 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
     finish_trial(db, id, "me", TrialState::Diverged, {{"eval_loss", kInf}, {"size", 12}});
   }
   auto run = [&](const std::string& args, int& status) {
-    std::string out;
-    FILE* pipe = popen((std::string(cli) + " " + args + " 2>&1").c_str(), "r");
-    char buf[512];
-    while (pipe && fgets(buf, sizeof buf, pipe)) out += buf;
-    status = pipe ? pclose(pipe) : -1;
-    return out;
+    const auto r = comera::testing::run_cli(args);
+    status = r.status;
+    return r.output;
   };
   int status = 0;
   const auto shown =

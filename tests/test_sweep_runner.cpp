@@ -14,8 +14,11 @@
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
+#include <sys/wait.h>
+#include <unistd.h>
 
 #include <chrono>
+#include <csignal>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -93,7 +96,14 @@ TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating"
   const auto spec = parse_sweep_spec(tiny_sweep(2, {0.5, 0.2}));
   auto options = quiet_options(dir.file("r.db"));
   options.max_trials = 2;
+  std::vector<std::string> said;  // the sweep reports through the callback, never prints
+  options.on_message = [&said](const std::string& message) { said.push_back(message); };
   const auto first = run_sweep(spec, options);
+  REQUIRE(said.size() == 5);
+  CHECK_THAT(said[0], Contains(": 4 trials, 4 to run, results in " + dir.file("r.db")));
+  CHECK_THAT(said[1], Contains("] trial 1: dense") && Contains("(3 more queued)"));
+  CHECK_THAT(said[2], Contains("] trial 1 complete in "));
+  options.on_message = nullptr;
   CHECK(first.trials == 4);
   CHECK(first.ran == 2);
   CHECK(first.states == std::map<std::string, size_t>{{"complete", 2}, {"queued", 2}});
@@ -143,7 +153,11 @@ TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-
   std::this_thread::sleep_for(std::chrono::milliseconds(50));
   auto options = quiet_options(path);
   options.stale_after_s = 0.01;
+  std::string said;
+  options.on_message = [&said](const std::string& message) { said += message + "\n"; };
   const auto report = run_sweep(spec, options);
+  CHECK_THAT(said, Contains("trial 1 was interrupted (its worker " + dead_worker + " is gone)"));
+  CHECK_THAT(said, Contains("1 running trial(s) had no heartbeat for 0.01 s: marked failed"));
   CHECK(report.requeued == 1);
   CHECK(report.stale == 1);
   CHECK(report.states == std::map<std::string, size_t>{{"complete", 2}, {"failed", 1}});

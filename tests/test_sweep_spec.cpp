@@ -204,7 +204,9 @@ TEST_CASE("a dense baseline starts from the dense build's pre-training checkpoin
 
 TEST_CASE("generic overrides and published figures from the reference file", "[sweep]") {
   comera::testing::TempDir dir;
-  std::ofstream(dir.file("ref.json")) << R"({"paper": {"mb": 3.2, "x": {"value": 43, "uncertain": true}}})";
+  std::ofstream(dir.file("ref.json")) << R"({"certainty": {"reported": "in a table"},
+    "paper": {"mb": {"value": 3.2, "source": "a table", "certainty": "reported"},
+              "x": {"value": 43, "source": "a table", "certainty": "reported"}}})";
   json j = spec_with({{"set", {{"training.batch_size", {2, 4}}, {"training.size_surrogate", {"mean"}}}}});
   j["baselines"] = {"dense"};
   j["published"] = {{{"label", "paper"}, {"size_mb", "/paper/mb"}, {"compression", "/paper/x"}},

@@ -1,5 +1,6 @@
 #include "core/contract/cost_model.h"
 
+#include "core/util/comma_list.h"
 #include "core/util/error.h"
 
 #include <algorithm>
@@ -29,9 +30,7 @@ std::string CostWeights::str() const {
 
 CostWeights CostWeights::parse(const std::string& text) {
   CostWeights w;
-  std::istringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (const auto& item : split_list(text, "cost weights")) {
     const auto eq = item.find('=');
     const std::string key = item.substr(0, eq);
     double* slot = key == "macs" ? &w.macs : key == "written" ? &w.written

@@ -1,6 +1,6 @@
 #pragma once
 // glibc returns every large freed block to the OS, so each training step page-faults its big
-// temporaries afresh (2-3x on them, TOOLCHAIN.md). Long-running entry points keep freed memory.
+// temporaries afresh (2-3x slower on them). Long-running entry points keep freed memory.
 
 namespace comera {
 

@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 
+#include <fcntl.h>
 #include <spawn.h>
 #include <sys/wait.h>
 #include <unistd.h>
@@ -12,65 +13,109 @@
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
+#include <utility>
 
 extern char** environ;
 
 namespace comera {
 namespace {
 
-// Closes a descriptor once, on every path out.
+// Owns a descriptor and closes it once. Every descriptor here is close-on-exec, so a child
+// gets only what its file actions hand it, even when another thread spawns at the same time.
 struct Fd {
   int fd = -1;
-  ~Fd() {
+  explicit Fd(int f = -1) : fd(f) {}
+  Fd(Fd&& other) noexcept : fd(other.release()) {}
+  Fd& operator=(Fd&&) = delete;
+  ~Fd() { reset(); }
+  int release() { return std::exchange(fd, -1); }
+  void reset() {
     if (fd >= 0) ::close(fd);
+    fd = -1;
   }
 };
 
-}  // namespace
+std::string os_error() { return std::strerror(errno); }
 
-void run_lines(const std::vector<std::string>& argv, const std::string& input,
-               const std::function<void(const std::string& line)>& on_line,
-               const std::string& what) {
-  // Standard input comes from a file, not a pipe: the child can never block us by writing
-  // before it has read all of it.
-  std::string input_path =
-      (std::filesystem::temp_directory_path() / "comera-input-XXXXXX").string();
-  Fd in{::mkstemp(input_path.data())};
-  if (in.fd < 0) throw Error(what + ": cannot create a temporary file: " + std::strerror(errno));
-  const bool written = ::write(in.fd, input.data(), input.size()) ==
-                       static_cast<ssize_t>(input.size());
-  ::unlink(input_path.c_str());
+// Standard input comes from a file, not a pipe: the child can never block us by writing before
+// it has read all of its input.
+Fd input_file(const std::string& input, const std::string& what) {
+  std::string path = (std::filesystem::temp_directory_path() / "comera-input-XXXXXX").string();
+  Fd in(::mkostemp(path.data(), O_CLOEXEC));
+  if (in.fd < 0) throw Error(what + ": cannot create a temporary file: " + os_error());
+  const bool written = ::write(in.fd, input.data(), input.size()) == static_cast<ssize_t>(input.size());
+  ::unlink(path.c_str());
   if (!written || ::lseek(in.fd, 0, SEEK_SET) != 0)
     throw Error(what + ": cannot write its input to a temporary file");
+  return in;
+}
 
-  int out[2];
-  if (::pipe(out) != 0) throw Error(what + ": cannot create a pipe: " + std::strerror(errno));
-  Fd read_end{out[0]}, write_end{out[1]};
+struct Pipe {
+  Fd read, write;
+};
 
+Pipe make_pipe(const std::string& what) {
+  int ends[2];
+  if (::pipe2(ends, O_CLOEXEC) != 0) throw Error(what + ": cannot create a pipe: " + os_error());
+  return {Fd(ends[0]), Fd(ends[1])};
+}
+
+pid_t spawn(const std::vector<std::string>& argv, int in, int out, ErrorOutput errors,
+            const std::string& what) {
+  if (argv.empty()) throw Error(what + ": no program to run");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
-  posix_spawn_file_actions_adddup2(&actions, in.fd, STDIN_FILENO);
-  posix_spawn_file_actions_adddup2(&actions, write_end.fd, STDOUT_FILENO);
-  posix_spawn_file_actions_addclose(&actions, read_end.fd);
+  posix_spawn_file_actions_adddup2(&actions, in, STDIN_FILENO);
+  posix_spawn_file_actions_adddup2(&actions, out, STDOUT_FILENO);
+  if (errors == ErrorOutput::Merge) posix_spawn_file_actions_adddup2(&actions, out, STDERR_FILENO);
+  if (errors == ErrorOutput::Discard)
+    posix_spawn_file_actions_addopen(&actions, STDERR_FILENO, "/dev/null", O_WRONLY, 0);
   std::vector<char*> args;
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
   const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
   posix_spawn_file_actions_destroy(&actions);
-  if (spawned != 0)
-    throw Error(what + ": cannot run '" + argv[0] + "': " + std::strerror(spawned));
-  ::close(write_end.fd);
-  write_end.fd = -1;
+  if (spawned != 0) throw Error(what + ": cannot run '" + argv[0] + "': " + std::strerror(spawned));
+  return pid;
+}
 
-  std::FILE* stream = ::fdopen(read_end.fd, "r");
-  read_end.fd = -1;  // owned by the stream now
-  auto wait = [pid] {
-    int status = 0;
-    while (::waitpid(pid, &status, 0) < 0 && errno == EINTR) {
-    }
-    return status;
-  };
+int raw_wait(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, 0) < 0)
+    if (errno != EINTR) return -1;
+  return status;
+}
+
+int exit_status(int raw) { return raw >= 0 && WIFEXITED(raw) ? WEXITSTATUS(raw) : -1; }
+
+}  // namespace
+
+ProcessResult run_process(const std::vector<std::string>& argv, const std::string& what,
+                          ErrorOutput errors, const std::string& input) {
+  const Fd in = input_file(input, what);
+  Pipe out = make_pipe(what);
+  const pid_t pid = spawn(argv, in.fd, out.write.fd, errors, what);
+  out.write.reset();
+  ProcessResult result;
+  char buffer[4096];
+  for (ssize_t n; (n = ::read(out.read.fd, buffer, sizeof buffer)) != 0;) {
+    if (n > 0) result.output.append(buffer, static_cast<size_t>(n));
+    else if (errno != EINTR) break;
+  }
+  out.read.reset();  // a child still writing gets SIGPIPE rather than blocking the wait
+  result.status = exit_status(raw_wait(pid));
+  return result;
+}
+
+void run_lines(const std::vector<std::string>& argv, const std::string& input,
+               const std::function<void(const std::string& line)>& on_line,
+               const std::string& what) {
+  const Fd in = input_file(input, what);
+  Pipe out = make_pipe(what);
+  const pid_t pid = spawn(argv, in.fd, out.write.fd, ErrorOutput::Inherit, what);
+  out.write.reset();
+  std::FILE* stream = ::fdopen(out.read.release(), "r");
   try {
     std::string line;
     for (int c; (c = std::fgetc(stream)) != EOF;) {
@@ -85,16 +130,26 @@ void run_lines(const std::vector<std::string>& argv, const std::string& input,
   } catch (...) {  // the caller gave up: stop the child and reap it
     ::kill(pid, SIGTERM);
     std::fclose(stream);
-    wait();
+    raw_wait(pid);
     throw;
   }
   std::fclose(stream);
-  const int status = wait();
-  if (!WIFEXITED(status) || WEXITSTATUS(status) != 0)
+  const int status = raw_wait(pid);
+  if (exit_status(status) != 0)
     throw Error(what + ": '" + argv[0] + "' failed (" +
-                (WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
-                                   : std::string("killed by a signal")) +
+                (status >= 0 && WIFEXITED(status) ? "exit status " + std::to_string(WEXITSTATUS(status))
+                                                  : std::string("killed by a signal")) +
                 "); its messages are above");
 }
+
+pid_t start_process(const std::vector<std::string>& argv, const std::string& log_file,
+                    const std::string& what) {
+  const Fd in = input_file("", what);
+  const Fd log(::open(log_file.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644));
+  if (log.fd < 0) throw Error(what + ": cannot write " + log_file + ": " + os_error());
+  return spawn(argv, in.fd, log.fd, ErrorOutput::Merge, what);
+}
+
+int wait_process(pid_t pid) { return exit_status(raw_wait(pid)); }
 
 }  // namespace comera

@@ -1,5 +1,5 @@
 #pragma once
-// LibTorch 1.13 defaults to one intra-op thread on small machines (TOOLCHAIN.md), so every
+// LibTorch 1.13 defaults to one intra-op thread on small machines, so every
 // entry point sets the count itself.
 
 namespace comera {

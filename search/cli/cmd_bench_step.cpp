@@ -4,6 +4,7 @@
 #include "core/bench/step_benchmark.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
+#include "core/util/process.h"
 #include "search/cli/command.h"
 
 #include <nlohmann/json.hpp>
@@ -11,51 +12,37 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
-#include <sstream>
 
 namespace comera::cli {
 namespace {
 
-std::vector<int64_t> parse_list(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ','))
-    try {
-      out.push_back(std::stoll(item));
-    } catch (const std::exception&) {
-      throw Error("--batches: '" + item + "' is not a number (write e.g. 1,8,32)");
-    }
-  if (out.empty()) throw Error("--batches is empty (write e.g. 1,8,32)");
-  return out;
-}
-
 // One measurement in a child process of this binary, so each peak is its own.
-nlohmann::json measure_in_child(const std::string& args) {
-  // Resolved here: inside popen's shell /proc/self/exe would be the shell.
-  const std::string command =
-      "'" + std::filesystem::read_symlink("/proc/self/exe").string() + "' bench step --json " + args;
-  FILE* pipe = popen(command.c_str(), "r");
-  if (!pipe) throw Error("cannot run " + command);
-  std::string out;
-  char buf[4096];
-  while (size_t n = fread(buf, 1, sizeof buf, pipe)) out.append(buf, n);
-  if (pclose(pipe) != 0) throw Error("`comera bench step " + args + "` failed (run it alone to see why)");
-  return nlohmann::json::parse(out);
+nlohmann::json measure_in_child(std::vector<std::string> args) {
+  args.insert(args.begin(), {std::filesystem::read_symlink("/proc/self/exe").string(), "bench",
+                             "step", "--json"});
+  const auto child = run_process(args, "comera bench step");
+  if (child.status != 0) {
+    std::string command = "comera";
+    for (size_t i = 1; i < args.size(); ++i) command += " " + args[i];
+    throw Error("`" + command + "` failed (run it alone to see why)");
+  }
+  return nlohmann::json::parse(child.output);
 }
 
 int compare(const cxxopts::ParseResult& r) {
-  std::ostringstream common;
-  common << "--config '" << r["config"].as<std::string>() << "' --seq " << r["seq"].as<int64_t>()
-         << " --warmup " << r["warmup"].as<int>() << " --repeats " << r["repeats"].as<int>()
-         << " --threads " << r["threads"].as<int>() << " --device '" << r["device"].as<std::string>() << "'";
+  const std::vector<std::string> common{
+      "--config", r["config"].as<std::string>(), "--seq", std::to_string(r["seq"].as<int64_t>()),
+      "--warmup", std::to_string(r["warmup"].as<int>()), "--repeats", std::to_string(r["repeats"].as<int>()),
+      "--threads", std::to_string(r["threads"].as<int>()), "--device", r["device"].as<std::string>()};
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto batch : parse_list(r["batches"].as<std::string>())) {
-    const std::string args = common.str() + " --batch " + std::to_string(batch);
+  for (const auto batch : int_list_flag(r, "batches", 1)) {
+    auto args = common;
+    args.insert(args.end(), {"--batch", std::to_string(batch)});
     std::cerr << "batch " << batch << ": tensorized..." << std::endl;
     const auto tt = measure_in_child(args);
     std::cerr << "batch " << batch << ": dense..." << std::endl;
-    const auto dense = measure_in_child(args + " --dense");
+    args.push_back("--dense");
+    const auto dense = measure_in_child(args);
     rows.push_back({{"batch", batch}, {"tensorized", tt}, {"dense", dense},
                     {"speedup", dense["median_ms"].get<double>() / tt["median_ms"].get<double>()},
                     {"cpu_speedup",

@@ -16,11 +16,11 @@ int run(int argc, char** argv) {
   options.add_options()("study", "Study name", cxxopts::value<std::string>())(
       "objectives", "name:min|max,... (default: the study's own)",
       cxxopts::value<std::string>()->default_value(""))(
-      "where", "COLUMN OP VALUE (OP: = != < <= > >=); repeat to combine, e.g. --where kind=late",
-      cxxopts::value<std::vector<std::string>>())(
+      "where", "COLUMN OP VALUE (OP: = != < <= > >=); a comma list or repeated to combine, e.g. --where kind=late",
+      cxxopts::value<std::string>())(
       "ref", "Reference point for the hypervolume, one value per objective (default: the worst "
              "finite values plus 10% of their range)",
-      cxxopts::value<std::vector<double>>())(
+      cxxopts::value<std::string>())(
       "format", "table, csv or json", cxxopts::value<std::string>()->default_value("table"))(
       "all", "Every complete trial, with a 'front' column, not just the front")(
       "plot", "Draw the first two objectives into this PNG (front, dominated trials, published "
@@ -38,9 +38,9 @@ int run(int argc, char** argv) {
   query.study = r["study"].as<std::string>();
   query.objectives = r["objectives"].as<std::string>();
   if (r.count("where"))
-    for (const auto& text : r["where"].as<std::vector<std::string>>())
+    for (const auto& text : string_list_flag(r, "where"))
       query.where.push_back(pareto::parse_condition(text));
-  if (r.count("ref")) query.reference = r["ref"].as<std::vector<double>>();
+  if (r.count("ref")) query.reference = number_list_flag(r, "ref");
 
   auto db = store::ResultsDb::open(db_path(r), store::ResultsDb::Mode::ReadOnly);
   const auto result = pareto::study_front(db, query);

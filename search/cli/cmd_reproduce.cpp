@@ -6,6 +6,7 @@
 #include "search/cli/command.h"
 #include "search/reproduce/comparison_table.h"
 #include "search/reproduce/paper_spec.h"
+#include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/sweep_spec.h"
 
@@ -28,8 +29,8 @@ int run(int argc, char** argv) {
       "full", "The paper's full configuration (hours to days on a CPU)")(
       "db", "Results database (default results/reproduce/NAME[_full].db)",
       cxxopts::value<std::string>()->default_value(""))(
-      "reference", "Published figures (paper_reference.json)",
-      cxxopts::value<std::string>()->default_value(sweep::default_reference_file()))(
+      "reference", "Published figures (default experiments/paper/published_figures.json)",
+      cxxopts::value<std::string>()->default_value(sweep::default_figures_file()))(
       "out", "Markdown table (default results/reproduce/NAME[_full].md)",
       cxxopts::value<std::string>()->default_value(""))(
       "list", "List the tables")("json", "With --list: the tables as JSON")(
@@ -66,6 +67,7 @@ int run(int argc, char** argv) {
   so.db_path = db_file;
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
+  so.on_message = so.trials.on_message;
   const auto report = sweep::run_sweep(sweep_spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;

@@ -7,6 +7,7 @@
 #include "search/cli/db_option.h"
 #include "search/pareto/front_report.h"
 #include "search/store/flat_table.h"
+#include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/trial_expansion.h"
 
@@ -57,7 +58,7 @@ int run(int argc, char** argv) {
       "max-trials", "Run at most this many trials, then stop (0: all)",
       cxxopts::value<int64_t>()->default_value("0"))(
       "reference", "Published figures for the spec's JSON pointers",
-      cxxopts::value<std::string>()->default_value(sweep::default_reference_file()))(
+      cxxopts::value<std::string>()->default_value(sweep::default_figures_file()))(
       "plot", "Also draw the study's Pareto front into this PNG", cxxopts::value<std::string>()->default_value(""))(
       "no-front", "Do not print the Pareto front at the end")(
       "dry-run", "List this shard's trials and exit")(
@@ -82,6 +83,7 @@ int run(int argc, char** argv) {
   so.max_trials = r["max-trials"].as<int64_t>();
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
+  so.on_message = so.trials.on_message;
   const auto report = sweep::run_sweep(spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;

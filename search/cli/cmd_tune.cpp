@@ -47,15 +47,12 @@ std::vector<LayerCase> cases(const cxxopts::ParseResult& r) {
   if (!r.count("in-modes") || !r.count("out-modes"))
     throw Error("give --config experiments/x.json, or a layer (--in-modes 12,8,8 --out-modes 8,8,12 "
                 "and --ranks or --rank)");
-  const auto in = r["in-modes"].as<std::vector<int64_t>>();
-  const auto out = r["out-modes"].as<std::vector<int64_t>>();
-  const TTShape shape = r.count("ranks") ? TTShape(in, out, r["ranks"].as<std::vector<int64_t>>())
+  const auto in = int_list_flag(r, "in-modes", 1);
+  const auto out = int_list_flag(r, "out-modes", 1);
+  const TTShape shape = r.count("ranks") ? TTShape(in, out, int_list_flag(r, "ranks", 1))
                                          : TTShape::uniform(in, out, r["rank"].as<int64_t>());
   std::vector<LayerCase> list;
-  for (int64_t b : r["tokens"].as<std::vector<int64_t>>()) {
-    if (b < 1) throw Error("--tokens: every token count must be >= 1");
-    list.push_back({"layer", shape, b});
-  }
+  for (int64_t b : int_list_flag(r, "tokens", 1)) list.push_back({"layer", shape, b});
   return list;
 }
 
@@ -63,13 +60,13 @@ int run(int argc, char** argv) {
   auto options = make_options("tune", "Tune and store the contraction plan of TT layers");
   options.add_options()("config", "Experiment file: tune every TT layer of its model",
                         cxxopts::value<std::string>())(
-      "in-modes", "Layer input modes (e.g. 12,8,8)", cxxopts::value<std::vector<int64_t>>())(
-      "out-modes", "Layer output modes (e.g. 8,8,12)", cxxopts::value<std::vector<int64_t>>())(
+      "in-modes", "Layer input modes (e.g. 12,8,8)", cxxopts::value<std::string>())(
+      "out-modes", "Layer output modes (e.g. 8,8,12)", cxxopts::value<std::string>())(
       "ranks", "Full rank list with boundary 1s (e.g. 1,12,30,30,30,12,1)",
-      cxxopts::value<std::vector<int64_t>>())(
+      cxxopts::value<std::string>())(
       "rank", "Uniform interior rank, when --ranks is not given",
       cxxopts::value<int64_t>()->default_value("30"))(
-      "tokens", "Token counts B (batch x sequence)", cxxopts::value<std::vector<int64_t>>()->default_value("4096"))(
+      "tokens", "Token counts B (batch x sequence)", cxxopts::value<std::string>()->default_value("4096"))(
       "retune", "Measure again even where a choice is stored")("json", "Machine-readable output");
   add_db_option(options);
   add_tuner_flags(options);

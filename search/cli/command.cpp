@@ -1,6 +1,7 @@
 #include "search/cli/command.h"
 
 #include "core/util/allocator.h"
+#include "core/util/comma_list.h"
 #include "core/util/threads.h"
 
 #include <iostream>
@@ -32,6 +33,41 @@ std::optional<cxxopts::ParseResult> parse(cxxopts::Options& options, int argc, c
   configure_threads(result["threads"].as<int>());
   retain_freed_memory();
   return result;
+}
+
+namespace {
+
+// The flag's texts: each occurrence in order, or its default.
+std::vector<std::string> occurrences(const cxxopts::ParseResult& result, const std::string& flag) {
+  std::vector<std::string> texts;
+  for (const auto& kv : result.arguments())
+    if (kv.key() == flag) texts.push_back(kv.value());
+  if (texts.empty()) texts.push_back(result[flag].as<std::string>());
+  return texts;
+}
+
+}  // namespace
+
+std::vector<std::string> string_list_flag(const cxxopts::ParseResult& result, const std::string& flag) {
+  std::vector<std::string> out;
+  for (const auto& text : occurrences(result, flag))
+    for (auto& item : split_list(text, "--" + flag)) out.push_back(std::move(item));
+  return out;
+}
+
+std::vector<int64_t> int_list_flag(const cxxopts::ParseResult& result, const std::string& flag,
+                              int64_t min) {
+  std::vector<int64_t> out;
+  for (const auto& text : occurrences(result, flag))
+    for (int64_t v : int_list(text, "--" + flag, min)) out.push_back(v);
+  return out;
+}
+
+std::vector<double> number_list_flag(const cxxopts::ParseResult& result, const std::string& flag) {
+  std::vector<double> out;
+  for (const auto& text : occurrences(result, flag))
+    for (double v : number_list(text, "--" + flag)) out.push_back(v);
+  return out;
 }
 
 }  // namespace comera::cli

@@ -15,6 +15,9 @@ namespace fs = std::filesystem;
 
 fs::path paper_dir() { return fs::path(COMERA_SOURCE_DIR) / "experiments" / "paper"; }
 
+// The published figures live beside the tables (sweep::default_figures_file) but are not one.
+const char* const kFiguresName = "published_figures";
+
 std::vector<pareto::Condition> conditions(const ConfigReader& r) {
   std::vector<pareto::Condition> out;
   if (!r.has("where")) return out;
@@ -126,7 +129,8 @@ std::vector<std::string> list_paper_specs() {
   std::vector<std::string> names;
   if (fs::is_directory(paper_dir()))
     for (const auto& entry : fs::directory_iterator(paper_dir()))
-      if (entry.path().extension() == ".json") names.push_back(entry.path().stem().string());
+      if (entry.path().extension() == ".json" && entry.path().stem() != kFiguresName)
+        names.push_back(entry.path().stem().string());
   std::sort(names.begin(), names.end());
   return names;
 }

@@ -1,39 +1,16 @@
 #include "search/store/layer_ranks.h"
 
-#include "core/util/error.h"
+#include "core/util/comma_list.h"
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 
-#include <sstream>
 
 namespace comera::store {
 
-std::string format_ranks(const std::vector<int64_t>& ranks) {
-  std::string out;
-  for (size_t i = 0; i < ranks.size(); ++i) out += (i ? "," : "") + std::to_string(ranks[i]);
-  return out;
-}
+std::string format_ranks(const std::vector<int64_t>& ranks) { return join_list(ranks); }
 
-std::vector<int64_t> parse_ranks(const std::string& text) {
-  std::vector<int64_t> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
-    size_t used = 0;
-    int64_t value = 0;
-    try {
-      value = std::stoll(item, &used);
-    } catch (const std::exception&) {
-      used = 0;
-    }
-    if (used == 0 || used != item.size())
-      throw Error("rank list '" + text + "' has '" + item +
-                  "': write integers separated by commas, e.g. 1,12,30,12,1");
-    out.push_back(value);
-  }
-  return out;
-}
+std::vector<int64_t> parse_ranks(const std::string& text) { return int_list(text, "rank list"); }
 
 void write_layer_ranks(SQLite::Database& db, int64_t trial_id, int64_t epoch,
                        const std::vector<LayerRanks>& layers) {

@@ -1,5 +1,6 @@
 #include "search/store/studies.h"
 
+#include "core/util/comma_list.h"
 #include "core/util/error.h"
 #include "search/store/canonical_json.h"
 #include "search/store/sql_now.h"
@@ -7,7 +8,6 @@
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 
-#include <sstream>
 
 namespace comera::store {
 
@@ -24,10 +24,9 @@ const char* kSelectStudy = "SELECT id, name, spec, objectives, created_at FROM s
 }  // namespace
 
 std::vector<Objective> parse_objectives(const std::string& text) {
+  if (text.empty()) throw Error("no objectives given: use e.g. " + std::string(kDefaultObjectives));
   std::vector<Objective> out;
-  std::stringstream in(text);
-  std::string item;
-  while (std::getline(in, item, ',')) {
+  for (const auto& item : split_list(text, "objectives")) {
     const auto colon = item.find(':');
     const std::string name = item.substr(0, colon);
     const std::string direction = colon == std::string::npos ? "" : item.substr(colon + 1);
@@ -38,7 +37,6 @@ std::vector<Objective> parse_objectives(const std::string& text) {
       if (o.name == name) throw Error("objective '" + name + "' appears twice in '" + text + "'");
     out.push_back({name, direction == "min"});
   }
-  if (out.empty()) throw Error("no objectives given: use e.g. " + std::string(kDefaultObjectives));
   return out;
 }
 

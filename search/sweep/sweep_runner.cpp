@@ -10,7 +10,7 @@
 
 #include <algorithm>
 #include <chrono>
-#include <iostream>
+#include <sstream>
 #include <set>
 
 namespace comera::sweep {
@@ -33,16 +33,24 @@ std::string describe_point(const nlohmann::json& config) {
 }
 
 // Running trials of the study whose worker process on this host is gone go back to the queue.
-size_t requeue_orphans(store::ResultsDb& db, const std::string& study) {
+size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
+                       const std::function<void(const std::string&)>& say) {
   size_t count = 0;
   for (const auto& t : store::list_trials(db, study))
     if (t.state == store::TrialState::Running && local_worker_gone(t.worker) &&
         store::requeue_trial(db, t.id, store::TrialState::Running, t.worker)) {
-      std::cerr << "trial " << t.number << " was interrupted (its worker " << t.worker
-                << " is gone): back in the queue" << std::endl;
+      say("trial " + std::to_string(t.number) + " was interrupted (its worker " + t.worker +
+          " is gone): back in the queue");
       ++count;
     }
   return count;
+}
+
+// "300", "0.5": a number as a person writes it.
+std::string number_text(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
 }
 
 }  // namespace
@@ -65,22 +73,24 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   std::vector<nlohmann::json> mine;
   for (size_t p : shard_positions(configs.size(), options.shard)) mine.push_back(configs[p]);
 
+  const auto say = [&options](const std::string& message) {
+    if (options.on_message) options.on_message(message);
+  };
   SweepReport report;
   report.study = spec.name;
   report.trials = mine.size();
   auto db = store::ResultsDb::open(options.db_path);
   const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
   if (store::canonical_json(study.spec) != store::canonical_json(spec.source))
-    std::cerr << "note: study " << spec.name << " in " << db.path()
-              << " was made from a different spec; its trials are kept and new ones added"
-              << std::endl;
+    say("note: study " + spec.name + " in " + db.path() +
+        " was made from a different spec; its trials are kept and new ones added");
   const auto ids = store::enqueue_trials(db, study, mine);
 
-  report.requeued = requeue_orphans(db, spec.name);
+  report.requeued = requeue_orphans(db, spec.name, say);
   report.stale = static_cast<size_t>(store::mark_stale_trials(db, options.stale_after_s));
   if (report.stale)
-    std::cerr << report.stale << " running trial(s) had no heartbeat for " << options.stale_after_s
-              << " s: marked failed (--retry-failed runs them again)" << std::endl;
+    say(std::to_string(report.stale) + " running trial(s) had no heartbeat for " +
+        number_text(options.stale_after_s) + " s: marked failed (--retry-failed runs them again)");
   if (options.retry_failed) report.retried = static_cast<size_t>(store::requeue_failed(db, study.id));
 
   const std::string worker = store::default_worker_id();
@@ -93,26 +103,26 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       n += id_set.count(t.id) && t.state == store::TrialState::Queued;
     return n;
   };
-  std::cerr << "sweep " << spec.name << ": " << mine.size() << " trials"
-            << (options.shard.count > 1 ? " in shard " + std::to_string(options.shard.index) +
-                                              "/" + std::to_string(options.shard.count)
-                                        : std::string())
-            << ", " << queued() << " to run, results in " << db.path() << std::endl;
+  say("sweep " + spec.name + ": " + std::to_string(mine.size()) + " trials" +
+      (options.shard.count > 1 ? " in shard " + std::to_string(options.shard.index) + "/" +
+                                     std::to_string(options.shard.count)
+                               : std::string()) +
+      ", " + std::to_string(queued()) + " to run, results in " + db.path());
 
   while (options.max_trials <= 0 || static_cast<int64_t>(report.ran) < options.max_trials) {
     auto trial = store::claim_next_trial_among(db, study.id, ids, worker, env);
     if (!trial) {
       // A worker that died meanwhile leaves its trial to us.
-      if (requeue_orphans(db, spec.name) > 0) continue;
+      if (requeue_orphans(db, spec.name, say) > 0) continue;
       break;
     }
     const auto trial_start = Clock::now();
-    std::cerr << "[" << spec.name << "] trial " << trial->number << ": "
-              << describe_point(trial->config) << " (" << queued() << " more queued)" << std::endl;
+    say("[" + spec.name + "] trial " + std::to_string(trial->number) + ": " +
+        describe_point(trial->config) + " (" + std::to_string(queued()) + " more queued)");
     const auto state = runner.run(db, *trial, worker);
     ++report.ran;
-    std::cerr << "[" << spec.name << "] trial " << trial->number << " " << store::to_string(state)
-              << " in " << format_duration(seconds_since(trial_start)) << std::endl;
+    say("[" + spec.name + "] trial " + std::to_string(trial->number) + " " +
+        store::to_string(state) + " in " + format_duration(seconds_since(trial_start)));
   }
 
   for (const auto& t : store::list_trials(db, spec.name))

@@ -8,6 +8,7 @@
 #include "search/sweep/trial_runner.h"
 
 #include <cstdint>
+#include <functional>
 #include <map>
 #include <string>
 
@@ -20,6 +21,9 @@ struct SweepOptions {
   double stale_after_s = 300;    // a running trial without a heartbeat this long is failed
   int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
   TrialReporting trials;         // how trials report (data loaded, progress, epochs, failures)
+  // The sweep's own messages, one line each (trials starting and ending, requeued and stale
+  // trials); the CLI prints them. Unset: none.
+  std::function<void(const std::string&)> on_message;
 };
 
 struct SweepReport {

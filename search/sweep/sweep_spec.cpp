@@ -277,16 +277,6 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
   }
 }
 
-std::string default_reference_file() {
-  // ../shared/spec from the repository root; a worktree sits deeper, so look further up too.
-  const fs::path relative = fs::path("shared") / "spec" / "paper_reference.json";
-  for (fs::path dir = fs::path(COMERA_SOURCE_DIR).parent_path(); !dir.empty(); dir = dir.parent_path()) {
-    if (fs::exists(dir / relative)) return (dir / relative).string();
-    if (dir == dir.root_path()) break;
-  }
-  return (fs::path(COMERA_SOURCE_DIR).parent_path() / relative).string();
-}
-
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference) {
   return parse_sweep_spec(read_json_file(file), file, reference);
 }

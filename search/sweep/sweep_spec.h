@@ -64,14 +64,10 @@ inline const char* const kContractionPath = "model.contraction";
 // The point label of a rank cap: applied after the shape, to every tensorized layer's ranks.
 inline const char* const kRankCapLabel = "rank_cap";
 
-// The published figures beside the source tree: ../shared/spec/paper_reference.json (or in a
-// shared/spec folder further up, for worktrees).
-std::string default_reference_file();
-
 // Reads a spec; "base" is an experiment file relative to the spec's folder, or an inline
 // experiment object, changed by "overrides" ({"dotted.path": value}) for every trial. A
 // published value may be a JSON pointer ("/mnli_six_encoder/dense_model_mb") into `reference`
-// (paper_reference.json), read when the spec uses one. Errors name the key.
+// (a published-figures file, see published_figures.h), read when the spec uses one. Errors name the key.
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference = "");
 SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file = "",
                            const std::string& reference = "");

@@ -1,0 +1,97 @@
+// The benchmarks as library code (core/bench/, search/bench/): tiny runs that check the result
+// structs and their JSON, the callbacks, and the errors; the timings themselves are not judged.
+#include "core/bench/layer_benchmark.h"
+#include "core/bench/ttm_benchmark.h"
+#include "core/util/error.h"
+#include "search/bench/paths_benchmark.h"
+#include "tests/support/catch.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+TEST_CASE("layer benchmark: the paper's three shapes, dense against TT", "[bench]") {
+  LayerBenchmarkOptions o;
+  o.tokens = 4;
+  o.warmup = 0;
+  o.repeats = 1;
+  int seen = 0;
+  const auto rows = benchmark_layers(o, [&](const LayerBenchmarkRow&) { ++seen; });
+  REQUIRE(rows.size() == 3);
+  CHECK(seen == 3);
+  CHECK(rows[0].layer == "attention 768->768");
+  CHECK(rows[1].dense_macs == 3 * 4 * 768 * 3072);
+  CHECK(rows[2].tt_macs > 0);
+  CHECK(rows[2].tt_macs < rows[2].dense_macs);
+  const auto j = rows[1].to_json();
+  CHECK(j["shape"] == rows[1].shape);
+  CHECK(j["tokens"] == 4);
+  CHECK(j["mac_ratio"].get<double>() == Approx(rows[1].mac_ratio()));
+  CHECK(j.contains("dense_ms"));
+  CHECK(j.contains("tt_min_ms"));
+  o.tokens = 0;
+  CHECK_THROWS_WITH(benchmark_layers(o), Contains("tokens must be >= 1"));
+}
+
+TEST_CASE("TTM lookup benchmark: four methods per batch, ratios against naive and dense", "[bench]") {
+  TtmBenchmarkOptions o;
+  o.warmup = 0;
+  o.repeats = 1;
+  TtmBenchmark bench(o);
+  CHECK(bench.shape().find("16,20,10,10") != std::string::npos);
+  CHECK(bench.vocab() == 30522);
+  CHECK(bench.dense_params() == 30522 * bench.dim());
+  CHECK(bench.ttm_params() < bench.dense_params());
+  std::vector<std::string> started;
+  const auto batch = bench.run(64, [&](const std::string& m) { started.push_back(m); });
+  CHECK(started == std::vector<std::string>{"optimised, dedup", "optimised, no dedup", "naive",
+                                            "dense nn::Embedding"});
+  REQUIRE(batch.methods.size() == 4);
+  CHECK(batch.distinct_ids >= 1);
+  CHECK(batch.distinct_ids <= 64);
+  CHECK(batch.max_abs_diff < 1e-3);
+  CHECK(batch.methods[2].speedup_vs_naive == Approx(1));
+  CHECK(batch.methods[3].speedup_vs_dense == Approx(1));
+  CHECK(batch.methods[0].peak_bytes > 0);
+  const auto report = bench.to_json({batch});
+  CHECK(report["benchmark"] == "ttm_lookup");
+  CHECK(report["ratio_clock"] == "wall");
+  REQUIRE(report["rows"].size() == 4);
+  CHECK(report["rows"][1]["method"] == "optimised, no dedup");
+  CHECK(report["rows"][1]["ids"] == 64);
+  CHECK_THROWS_WITH(bench.run(0), Contains("at least one id"));
+}
+
+TEST_CASE("paths benchmark: a case per layer, rank and token count, checked a second time", "[bench]") {
+  bench::PathsBenchmarkOptions o;
+  o.layers = {{"custom", {2, 3}, {3, 2}}};
+  o.ranks = {2};
+  o.tokens = {1, 4};
+  o.tuner.candidates.top_k = 1;
+  o.tuner.candidates.mixed = 0;
+  o.tuner.measure.budget_ms = 1;
+  o.tuner.measure.min_repeats = 1;
+  o.tuner.measure.max_repeats = 1;
+  std::vector<std::string> started;
+  bench::PathsBenchmarkEvents events;
+  events.on_start = [&](size_t number, size_t total, const std::string& layer, const TTShape&,
+                        int64_t tokens) {
+    started.push_back(std::to_string(number) + "/" + std::to_string(total) + " " + layer + " " +
+                      std::to_string(tokens));
+  };
+  const auto cases = bench::benchmark_paths(o, events);
+  CHECK(started == std::vector<std::string>{"1/2 custom 1", "2/2 custom 4"});
+  REQUIRE(cases.size() == 2);
+  const auto rec = cases[1].to_json();
+  CHECK(rec["layer"] == "custom");
+  CHECK(rec["tokens"] == 4);
+  CHECK(rec["clock"] == "wall");
+  CHECK(rec["verify"].contains("chosen"));
+  CHECK(rec["candidates"].size() >= 2);
+  o.verify = false;
+  o.tokens = {1};
+  CHECK(bench::benchmark_paths(o)[0].to_json()["verify"].is_null());
+  CHECK(bench::paper_paths_layer("ffn_in").out_modes == std::vector<int64_t>{12, 16, 16});
+  CHECK_THROWS_WITH(bench::paper_paths_layer("ffn"), Contains("unknown paper layer 'ffn'"));
+}
