@@ -1,7 +1,7 @@
-// The benchmarks as library code (core/bench/, search/bench/): tiny runs that check the result
+// The benchmarks as library code (search/bench/, search/bench/): tiny runs that check the result
 // structs and their JSON, the callbacks, and the errors; the timings themselves are not judged.
-#include "core/bench/layer_benchmark.h"
-#include "core/bench/ttm_benchmark.h"
+#include "search/bench/layer_benchmark.h"
+#include "search/bench/ttm_benchmark.h"
 #include "core/util/error.h"
 #include "search/bench/paths_benchmark.h"
 #include "tests/support/catch.h"

@@ -1,6 +1,6 @@
 // The trainer: resume equals an uninterrupted run, truncation mid-training keeps the loss and
 // slices the optimiser state, late-stage switching, NaN stop, evaluation, schedules, groups.
-#include "core/bench/step_benchmark.h"
+#include "search/bench/step_benchmark.h"
 #include "core/data/pair_dataset.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/layers/size.h"

@@ -2,7 +2,7 @@
 // Per layer shape, rank and token count: every candidate contraction plan's model cost and
 // measured forward+backward time, the tuner's choice, the fastest, the merged path and dense;
 // then a second, independent tuning run that times the first run's choice again. The numbers
-// behind `comera bench paths`. It lives in search/, not core/bench/, because it runs the tuner.
+// behind `comera bench paths`. It lives in search/, not search/bench/, because it runs the tuner.
 #include "search/tuner/tuner.h"
 
 #include <c10/core/ScalarType.h>

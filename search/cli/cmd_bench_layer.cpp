@@ -1,6 +1,6 @@
 // `comera bench layer`: forward+backward time of dense torch::nn::Linear against TTLinear for
-// the paper's three layer shapes, side by side in one process (core/bench/layer_benchmark.h).
-#include "core/bench/layer_benchmark.h"
+// the paper's three layer shapes, side by side in one process (search/bench/layer_benchmark.h).
+#include "search/bench/layer_benchmark.h"
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/kernels/fast_kernels.h"
 #include "search/cli/command.h"

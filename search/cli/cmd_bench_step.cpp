@@ -1,7 +1,7 @@
 // `comera bench step`: median time and peak memory of a full training step, tensorized or dense,
 // or both side by side at several batch sizes (--compare).
 #include "core/training/experiment.h"
-#include "core/bench/step_benchmark.h"
+#include "search/bench/step_benchmark.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/process.h"

@@ -1,7 +1,7 @@
 // `comera bench ttm`: the TTM embedding lookup (docs/method.md section 5) against the naive
 // per-token contraction and a dense torch::nn::Embedding, forward+backward, time and memory
-// (core/bench/ttm_benchmark.h).
-#include "core/bench/ttm_benchmark.h"
+// (search/bench/ttm_benchmark.h).
+#include "search/bench/ttm_benchmark.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 #include "search/environment.h"

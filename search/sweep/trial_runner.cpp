@@ -1,7 +1,7 @@
 #include "search/sweep/trial_runner.h"
 
 #include "core/training/experiment.h"
-#include "core/bench/step_benchmark.h"
+#include "search/bench/step_benchmark.h"
 #include "core/training/trainer.h"
 #include "core/util/error.h"
 #include "search/store/trial_queue.h"

@@ -1,4 +1,4 @@
-#include "core/bench/layer_benchmark.h"
+#include "search/bench/layer_benchmark.h"
 
 #include "core/contract/merged_path.h"
 #include "core/kernels/cpu/thin_gemm.h"

@@ -1,4 +1,4 @@
-#include "core/bench/step_benchmark.h"
+#include "search/bench/step_benchmark.h"
 
 #include "core/layers/size.h"
 #include "core/training/objective.h"

@@ -1,4 +1,4 @@
-#include "core/bench/ttm_benchmark.h"
+#include "search/bench/ttm_benchmark.h"
 
 #include "core/layers/ttm_embedding.h"
 #include "core/util/error.h"
