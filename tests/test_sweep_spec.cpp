@@ -1,6 +1,8 @@
 // Sweep specs: axis parsing, grid and seeded random expansion, shapes and rank caps, baselines,
 // published figures, and shard splitting; against hand-written expectations.
 #include "core/formats/factorize.h"
+#include "core/training/experiment.h"
+#include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "search/sweep/shape_choices.h"
 #include "search/sweep/shard.h"
@@ -9,6 +11,7 @@
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -286,4 +289,21 @@ TEST_CASE("overrides change the base of every trial without labelling points", "
   CHECK(trials[0]["point"] == json{{"seed", 7}, {"gamma", 0.1}});
   j["overrides"] = {1, 2};
   CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("overrides: expected"));
+}
+
+TEST_CASE("every sweep spec in experiments/sweeps loads and expands to trials that parse",
+          "[sweep]") {
+  int specs = 0;
+  for (const auto& entry :
+       std::filesystem::directory_iterator(std::string(COMERA_SOURCE_DIR) + "/experiments/sweeps")) {
+    const auto json = read_json_file(entry.path().string());
+    if (!json.contains("axes") && !json.contains("targets")) continue;  // a base experiment
+    INFO(entry.path());
+    const auto spec = load_sweep_spec(entry.path().string());
+    const auto trials = expand_trials(spec);
+    CHECK(trials.size() >= 2);
+    for (const auto& t : trials) CHECK_NOTHROW(parse_experiment(t.at("experiment")));
+    ++specs;
+  }
+  CHECK(specs >= 1);
 }
