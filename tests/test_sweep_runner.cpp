@@ -57,6 +57,7 @@ json tiny_sweep(int epochs, std::vector<double> ratios = {0.5}) {
 struct Row {
   int64_t number, attempts, epochs;
   std::string state, worker, ended_at;
+  double eval_loss;  // the final objective, -1 when none
 };
 
 // Trials of the database by number, read with plain SQL.
@@ -64,13 +65,15 @@ std::vector<Row> read_rows(const std::string& path) {
   SQLite::Database db(path, SQLite::OPEN_READONLY, 5000);
   SQLite::Statement q(db,
                       "SELECT number, attempts, (SELECT COUNT(*) FROM epochs e WHERE e.trial_id = "
-                      "t.id), state, COALESCE(worker, ''), COALESCE(ended_at, '') FROM trials t "
-                      "ORDER BY number");
+                      "t.id), state, COALESCE(worker, ''), COALESCE(ended_at, ''), "
+                      "COALESCE((SELECT value FROM objectives o WHERE o.trial_id = t.id AND "
+                      "o.name = 'eval_loss'), -1) FROM trials t ORDER BY number");
   std::vector<Row> rows;
   while (q.executeStep())
     rows.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getInt64(),
                     q.getColumn(2).getInt64(), q.getColumn(3).getString(),
-                    q.getColumn(4).getString(), q.getColumn(5).getString()});
+                    q.getColumn(4).getString(), q.getColumn(5).getString(),
+                    q.getColumn(6).getDouble()});
   return rows;
 }
 
@@ -194,22 +197,16 @@ TEST_CASE("the queue: claims among a shard's ids, single-trial re-queue", "[swee
   CHECK(store::requeue_trial(db, ids[2], store::TrialState::Running, "w"));
   CHECK(db.sql().execAndGet("SELECT state FROM trials WHERE id = " + std::to_string(ids[2]))
             .getString() == "queued");
-  CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM epochs").getInt() == 0);
+  // Its epochs stay: the trial resumes from its checkpoint, and a rerun epoch replaces its row.
+  CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM epochs").getInt() == 1);
 }
 
-TEST_CASE("comera sweep killed mid-trial resumes: nothing lost, nothing twice", "[sweep][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
-  TempDir dir;
-  const int epochs = 30;
-  const std::string spec = write_spec(dir, tiny_sweep(epochs));
-  const std::string db = dir.file("k.db");
+// Starts a sweep of `spec` on `db` and sends `signal` once trial 1 is complete and trial 2 has
+// recorded a few epochs (so a checkpoint exists); returns the exit status.
+int interrupt_mid_trial(const TempDir& dir, const std::string& spec, const std::string& db, int signal) {
   const std::vector<std::string> args = {"sweep", spec, "--db", db, "--quiet", "--no-front"};
   const pid_t pid = comera::testing::spawn_cli(args, dir.file("first.log"));
   REQUIRE(pid > 0);
-  // Kill it once trial 1 is done and trial 2 has recorded a few epochs.
   bool mid_trial = false;
   for (int i = 0; i < 1200 && !mid_trial; ++i) {
     std::this_thread::sleep_for(std::chrono::milliseconds(25));
@@ -222,25 +219,55 @@ TEST_CASE("comera sweep killed mid-trial resumes: nothing lost, nothing twice", 
       // The schema may not be there yet.
     }
   }
-  ::kill(pid, SIGKILL);
-  comera::testing::wait_cli(pid);
+  ::kill(pid, signal);
+  const int status = comera::testing::wait_cli(pid);
   REQUIRE(mid_trial);
-  const auto before = read_rows(db);
-  REQUIRE(before[1].state == "running");
-  REQUIRE(before[1].epochs < expected_epochs(before[1], epochs));
+  return status;
+}
 
-  const auto again = comera::testing::run_cli("sweep " + spec + " --db " + db + " --quiet --no-front");
-  INFO(again.output);
-  CHECK(again.status == 0);
-  CHECK_THAT(again.output, Contains("trial 2 was interrupted"));
-  const auto after = read_rows(db);
-  REQUIRE(after.size() == 3);  // no duplicate trial
-  CHECK(after[0].ended_at == before[0].ended_at);  // the complete one kept, not re-run
-  CHECK(after[0].attempts == 1);
-  CHECK(after[1].attempts == 2);  // the interrupted one redone, from scratch
-  for (const auto& r : after) {
-    CHECK(r.state == "complete");
-    CHECK(r.epochs == expected_epochs(r, epochs));
+TEST_CASE("comera sweep killed mid-trial resumes from its checkpoint: nothing lost, nothing twice",
+          "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const int epochs = 30;
+  const std::string spec = write_spec(dir, tiny_sweep(epochs));
+  // The same sweep uninterrupted, for the final numbers.
+  const std::string whole = dir.file("whole.db");
+  REQUIRE(comera::testing::run_cli("sweep " + spec + " --db " + whole + " --quiet --no-front").status == 0);
+  const auto reference = read_rows(whole);
+
+  for (const int signal : {SIGKILL, SIGTERM}) {
+    INFO("signal " << signal);
+    const std::string db = dir.file(signal == SIGKILL ? "k.db" : "t.db");
+    const int status = interrupt_mid_trial(dir, spec, db, signal);
+    const auto before = read_rows(db);
+    if (signal == SIGTERM) {
+      CHECK(status == 128 + SIGTERM);
+      CHECK(before[1].state == "killed");  // checkpointed and marked, not left running
+      CHECK(before[2].state == "queued");  // no new trial started after the signal
+    } else {
+      REQUIRE(before[1].state == "running");
+    }
+    REQUIRE(before[1].epochs < expected_epochs(before[1], epochs));
+
+    const auto again = comera::testing::run_cli("sweep " + spec + " --db " + db + " --quiet --no-front");
+    INFO(again.output);
+    CHECK(again.status == 0);
+    CHECK_THAT(again.output, Contains("trial 2 was interrupted") && Contains("trial 2 resumes from"));
+    const auto after = read_rows(db);
+    REQUIRE(after.size() == 3);  // no duplicate trial
+    CHECK(after[0].ended_at == before[0].ended_at);  // the complete one kept, not re-run
+    CHECK(after[0].attempts == 1);
+    CHECK(after[1].attempts == 2);
+    for (size_t i = 0; i < after.size(); ++i) {
+      CHECK(after[i].state == "complete");
+      CHECK(after[i].epochs == expected_epochs(after[i], epochs));
+      // Resumed from the checkpoint, the trial ends exactly where the uninterrupted one did.
+      CHECK(after[i].eval_loss == reference[i].eval_loss);
+    }
   }
 }
 

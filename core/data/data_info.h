@@ -1,6 +1,7 @@
 #pragma once
-// What a model needs to know of the data it is built for: the vocabulary (its size and the
-// ids masking may use or must spare) and the tokens per example.
+// What a model needs to know of the data it is built for, so that a mismatch is an error
+// before training: the vocabulary (its size and the ids masking may use or must spare), the
+// tokens per example, the label and segment ranges.
 #include <cstdint>
 #include <vector>
 
@@ -11,6 +12,8 @@ struct DataInfo {
   int64_t mask_id = -1;              // [MASK], or -1 when the vocabulary has none
   std::vector<int64_t> special_ids;  // never masked ([PAD], [CLS], [SEP])
   int64_t max_length = 0;            // tokens per example at most; 0: unknown
+  int64_t classes = 0;               // label values 0..classes-1; 0: unknown or none
+  int64_t segments = 0;              // segment ids 0..segments-1 (pairs: 2); 0: unknown
 };
 
 }  // namespace comera

@@ -89,6 +89,8 @@ TaskData load_task_data(const DataConfig& config) {
   data.info.mask_id = tokenizer.id("[MASK]");
   data.info.special_ids = {tokenizer.pad_id(), tokenizer.cls_id(), tokenizer.sep_id()};
   data.info.max_length = config.max_length;
+  data.info.classes = kNliClasses;
+  data.info.segments = 2;
   data.train_file = train_file;
   data.eval_file = eval_file;
   return data;

@@ -170,6 +170,14 @@ class TransformerKind : public ModelKind {
       throw Error("the vocabulary has " + std::to_string(data.vocab_size) +
                   " tokens but model.vocab is " + std::to_string(c.vocab) +
                   " (raise model.vocab to at least the vocabulary size)");
+    if (data.segments > c.segments)
+      throw Error("model.segments: " + std::to_string(c.segments) + " but the data has " +
+                  std::to_string(data.segments) + " segments per example (sentence pairs need 2); "
+                  "set model.segments to at least " + std::to_string(data.segments));
+    if (task.kind == kClassification && data.classes > c.classes)
+      throw Error("model.classes: " + std::to_string(c.classes) + " but the data has " +
+                  std::to_string(data.classes) + " classes; set model.classes to at least " +
+                  std::to_string(data.classes));
     if (task.kind == kClassification) return std::make_unique<ClassificationTask>(c);
     if (task.kind != kMaskedLM) throw Error("a transformer is not trained for '" + task.kind + "'");
     MaskingOptions m;

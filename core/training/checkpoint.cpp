@@ -10,6 +10,9 @@
 #include <torch/serialize/input-archive.h>
 #include <torch/serialize/output-archive.h>
 
+#include <unistd.h>
+
+#include <atomic>
 #include <cstdio>
 #include <filesystem>
 #include <mutex>
@@ -79,7 +82,9 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
   root.write("rng", at::detail::getDefaultCPUGenerator().get_state());
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  const std::string tmp = path + ".tmp";
+  // Unique per process and call: two writers never share a temporary file.
+  static std::atomic<int64_t> counter{0};
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
   root.save_to(tmp);
   std::filesystem::rename(tmp, path);
 }

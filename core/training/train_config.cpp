@@ -97,7 +97,7 @@ OptimizerConfig read_optimizer(const ConfigReader& o) {
 
 nlohmann::json TrainConfig::to_json() const {
   nlohmann::json j = {
-      {"task", task.kind}, {"device", device},
+      {"task", task.kind}, {"device", device}, {"contraction", contraction},
       {"epochs", epochs}, {"batch_size", batch_size}, {"eval_batch_size", eval_batch_size},
       {"max_steps", max_steps}, {"seed", seed}, {"clip_grad_norm", clip_grad_norm},
       {"optimizer", optimizer_json(optimizer)},
@@ -124,6 +124,8 @@ TrainConfig read_train_config(const ConfigReader& r) {
   c.task.mask_probability = r.number("mask_probability", c.task.mask_probability, 1e-6, 1);
   c.device = r.string("device", c.device);
   c.device = parse_device(c.device, r.key_path("device")).str();
+  c.contraction = r.choice("contraction", c.contraction,
+                           {"stored", "tuned", "merged", "core-by-core", "reconstruct"});
   c.init_from = r.string("init_from", c.init_from);
   c.epochs = r.integer("epochs", c.epochs, 1);
   c.batch_size = r.integer("batch_size", c.batch_size, 1);

@@ -71,6 +71,9 @@ struct TrainConfig {
   TaskSpec task;
   // Where the run computes: "cpu" or a LibTorch device string ("cuda", "cuda:1").
   std::string device = "cpu";
+  // How TT layers contract (METHOD §4): "stored" (the tuner's stored choice per layer, else
+  // merged), "tuned" (measured where none is stored), "merged", "core-by-core", "reconstruct".
+  std::string contraction = "stored";
   // A checkpoint (e.g. of a masked-LM pre-training run) whose embeddings and encoders start
   // this run; the heads start fresh. "" = random initialisation.
   std::string init_from;

@@ -15,7 +15,9 @@
 #include <torch/optim/optimizer.h>
 
 #include <chrono>
+#include <cmath>
 #include <filesystem>
+#include <set>
 
 namespace comera {
 
@@ -33,6 +35,35 @@ uint64_t epoch_seed(uint64_t seed, int64_t epoch) {
   return seed * 0x9E3779B97F4A7C15ull + static_cast<uint64_t>(epoch) + 1;
 }
 
+// The keys (dotted) whose values differ between two training sections, e.g. "epochs 3 -> 5".
+std::string changed_keys(const nlohmann::json& before, const nlohmann::json& now,
+                         const std::string& prefix = "") {
+  std::string out;
+  auto add = [&](const std::string& key, const nlohmann::json& a, const nlohmann::json& b) {
+    out += (out.empty() ? "" : ", ") + key + " " + (a.is_null() ? "unset" : a.dump()) + " -> " +
+           (b.is_null() ? "unset" : b.dump());
+  };
+  if (!before.is_object() || !now.is_object()) {
+    if (before != now) add(prefix.empty() ? "value" : prefix, before, now);
+    return out;
+  }
+  std::set<std::string> keys;
+  for (const auto& item : before.items()) keys.insert(item.key());
+  for (const auto& item : now.items()) keys.insert(item.key());
+  for (const auto& key : keys) {
+    const auto a = before.value(key, nlohmann::json()), b = now.value(key, nlohmann::json());
+    if (a == b) continue;
+    const auto path = prefix.empty() ? key : prefix + "." + key;
+    if (a.is_object() && b.is_object()) {
+      const auto inner = changed_keys(a, b, path);
+      out += (out.empty() || inner.empty() ? "" : ", ") + inner;
+    } else {
+      add(path, a, b);
+    }
+  }
+  return out;
+}
+
 // What must match on resume. The device is not part of it: a run may go on elsewhere.
 nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training) {
   auto t = training.to_json();
@@ -47,6 +78,7 @@ const char* run_status_name(RunStatus status) {
     case RunStatus::Completed: return "completed";
     case RunStatus::StepLimit: return "step_limit";
     case RunStatus::Diverged: return "diverged";
+    case RunStatus::Interrupted: return "interrupted";
   }
   return "";
 }
@@ -63,6 +95,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
   if (!data_.eval || data_.eval->size() == 0)
     throw Error("the evaluation set is empty (check the data directory and data.eval)");
   require_device(device_);
+  if (!options_.checkpoint.empty()) lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
   at::manual_seed(config_.seed);
   task_ = model_spec_.build(config_.task, data_.info);
   auto& net = task_->model();
@@ -83,9 +116,12 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
       throw Error("checkpoint " + options_.checkpoint +
                   " was made with a different model config (resume with the same config, or "
                   "delete the checkpoint to start afresh)");
-    if (checkpoint->identity().at("training") != expected.at("training"))
-      notice("warning: the training settings differ from those of checkpoint " +
-             options_.checkpoint + "; continuing with the new ones");
+    const auto changed = changed_keys(checkpoint->identity().at("training"), expected.at("training"));
+    if (!changed.empty())
+      throw Error("checkpoint " + options_.checkpoint + " was made with other training settings (" +
+                  changed + "): resuming would record a run that no longer matches its config. "
+                  "Resume with the settings it was made with, or start a new run (another "
+                  "--checkpoint, or without --resume)");
     checkpoint->load_model(net);
   } else if (!config_.init_from.empty()) {
     const Checkpoint start(config_.init_from,
@@ -108,6 +144,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     checkpoint->load_optimizer(*optimizer_);
     checkpoint->restore_rng();
     state_ = checkpoint->state();
+    saved_step_ = state_.step;
     objective_ = std::make_unique<Objective>(config_.size_surrogate, config_.early, config_.late,
                                              state_.size_scale, state_.initial_size);
     if (state_.late) objective_->resume_late(state_.size_target);
@@ -148,10 +185,25 @@ void Trainer::start_late() {
 
 void Trainer::truncate() { truncate_model(model(), optimizer_.get(), config_.truncation.fold); }
 
-void Trainer::save() {
-  if (options_.checkpoint.empty()) return;
+bool Trainer::save() {
+  if (options_.checkpoint.empty()) return true;
+  {
+    at::NoGradGuard no_grad;
+    std::vector<at::Tensor> finite;
+    for (const auto& p : model().parameters()) finite.push_back(at::isfinite(p).all());
+    if (!finite.empty() && !at::stack(finite).all().item<bool>()) return false;
+  }
   save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
                   identity_of(model_spec_, config_));
+  saved_step_ = state_.step;
+  return true;
+}
+
+std::string Trainer::kept_checkpoint() const {
+  if (options_.checkpoint.empty()) return "this run writes no checkpoint";
+  if (saved_step_ < 0) return "no checkpoint was written (" + options_.checkpoint + " does not hold this run)";
+  return "checkpoint " + options_.checkpoint + " (step " + std::to_string(saved_step_) +
+         ", the last with finite parameters) is kept";
 }
 
 EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
@@ -211,6 +263,13 @@ RunResult Trainer::run() {
   const int64_t end_step =
       options_.stop_at_step > 0 ? std::min(total_steps, options_.stop_at_step) : total_steps;
   const auto& trunc = config_.truncation;
+  auto diverged = [&](const std::string& what) {
+    result.status = RunStatus::Diverged;
+    result.message = what + "; " + kept_checkpoint() +
+                     " (lower the learning rates or set training.clip_grad_norm)";
+    result.steps = state_.step;
+    return result;
+  };
   // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
   const auto generator = at::detail::getDefaultCPUGenerator();
   reset_peak_rss();
@@ -218,8 +277,12 @@ RunResult Trainer::run() {
   while (state_.epoch < config_.epochs) {
     const auto order = data_.train->epoch(config_.batch_size, epoch_seed(config_.seed, state_.epoch));
     const auto epoch_batches = static_cast<int64_t>(order.size());
-    bool stop = false;
+    bool stop = false, interrupted = false;
     while (state_.step_in_epoch < epoch_batches) {
+      if (options_.stop && options_.stop->load()) {
+        interrupted = true;
+        break;
+      }
       if ((config_.max_steps > 0 && state_.step >= config_.max_steps) ||
           (options_.stop_at_step > 0 && state_.step >= options_.stop_at_step)) {
         stop = true;
@@ -233,17 +296,9 @@ RunResult Trainer::run() {
       const auto batch = task_->prepare(std::move(host_batch), generator).to(device_);
       const auto r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch);
       const double seconds = seconds_since(t0);
-      if (!r.finite) {
-        result.status = RunStatus::Diverged;
-        result.message = "the objective became " + std::to_string(r.objective) + " at epoch " +
-                         std::to_string(state_.epoch + 1) + ", step " + std::to_string(state_.step + 1) +
-                         (options_.checkpoint.empty()
-                              ? std::string()
-                              : "; the last good checkpoint " + options_.checkpoint + " is kept") +
-                         " (lower the learning rates or set training.clip_grad_norm)";
-        result.steps = state_.step;
-        return result;
-      }
+      if (!r.finite)
+        return diverged("the objective became " + std::to_string(r.objective) + " at epoch " +
+                        std::to_string(state_.epoch + 1) + ", step " + std::to_string(state_.step + 1));
       ++state_.step;
       ++state_.step_in_epoch;
       ++state_.steps;
@@ -253,13 +308,24 @@ RunResult Trainer::run() {
       state_.tokens += r.tokens;
       state_.step_seconds += seconds;
       if (trunc.when == TruncateWhen::Steps && state_.step % trunc.every_steps == 0) truncate();
-      if (config_.checkpoint_every_steps > 0 && state_.step % config_.checkpoint_every_steps == 0)
-        save();
+      if (config_.checkpoint_every_steps > 0 && state_.step % config_.checkpoint_every_steps == 0 &&
+          !save())
+        return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
       if (options_.on_progress && seconds_since(last_progress) >= options_.progress_interval_s) {
         last_progress = Clock::now();
         options_.on_progress(progress(epoch_batches, end_step));
       }
       if (options_.on_step) options_.on_step();
+    }
+    if (interrupted) {
+      // Promptly: the checkpoint, not the epoch's evaluation.
+      if (!save()) return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
+      result.status = RunStatus::Interrupted;
+      result.steps = state_.step;
+      result.message = "interrupted at step " + std::to_string(state_.step) +
+                       (options_.checkpoint.empty() ? std::string(" (no checkpoint: start afresh)")
+                                                    : "; resume from " + options_.checkpoint);
+      return result;
     }
     const bool partial = stop && state_.step_in_epoch < epoch_batches;
     if (stop && state_.step_in_epoch == 0) break;  // the limit fell on an epoch boundary
@@ -271,13 +337,17 @@ RunResult Trainer::run() {
       options_.on_progress(p);
     }
     auto metrics = epoch_metrics(partial, seconds_since(run_start));
+    if (!std::isfinite(metrics.eval_loss) || !std::isfinite(metrics.train_loss))
+      return diverged("epoch " + std::to_string(state_.epoch + 1) + " ended with a non-finite loss (train " +
+                      std::to_string(metrics.train_loss) + ", eval " + std::to_string(metrics.eval_loss) + ")");
     if (!partial) {
       ++state_.epoch;
       state_.step_in_epoch = 0;
       state_.loss_sum = state_.step_seconds = 0;
       state_.examples = state_.correct = state_.tokens = state_.steps = 0;
     }
-    save();
+    if (!save())
+      return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
     if (options_.on_epoch) options_.on_epoch(metrics);
     result.epochs.push_back(std::move(metrics));
     reset_peak_rss();

@@ -6,6 +6,7 @@
 #include "core/data/task_data.h"
 #include "core/models/model_kind.h"
 #include "core/training/checkpoint.h"
+#include "core/training/checkpoint_lock.h"
 #include "core/training/epoch_metrics.h"
 #include "core/training/objective.h"
 #include "core/training/train_config.h"
@@ -13,6 +14,7 @@
 
 #include <c10/core/Device.h>
 
+#include <atomic>
 #include <functional>
 #include <memory>
 #include <string>
@@ -53,10 +55,14 @@ struct TrainerOptions {
   std::function<void(const EpochMetrics&)> on_epoch;
   // Called after every optimiser step (e.g. a database heartbeat).
   std::function<void()> on_step;
+  // Set (e.g. by a signal handler) to stop at the next step: the checkpoint is written and the
+  // run ends Interrupted, resumable.
+  const std::atomic<bool>* stop = nullptr;
 };
 
-enum class RunStatus { Completed, StepLimit, Diverged };
-const char* run_status_name(RunStatus status);  // "completed" | "step_limit" | "diverged"
+enum class RunStatus { Completed, StepLimit, Diverged, Interrupted };
+// "completed" | "step_limit" | "diverged" | "interrupted"
+const char* run_status_name(RunStatus status);
 
 struct RunResult {
   RunStatus status = RunStatus::Completed;
@@ -93,7 +99,11 @@ class Trainer {
   OptimizerConfig stage_rates() const;
   void truncate();
   EpochMetrics epoch_metrics(bool partial, double elapsed_s);
-  void save();
+  // Writes the checkpoint unless a parameter is not finite (then false: the last finite
+  // checkpoint stays).
+  bool save();
+  // What a diverged run keeps, for its message.
+  std::string kept_checkpoint() const;
   TrainingProgress progress(int64_t batches, int64_t end_step) const;
   void notice(const std::string& text) const;
 
@@ -108,6 +118,8 @@ class Trainer {
   TrainerState state_;
   bool resumed_ = false;
   int64_t memory_baseline_ = 0;
+  int64_t saved_step_ = -1;  // step of the last checkpoint written (or resumed from); -1: none
+  std::unique_ptr<CheckpointLock> lock_;
 };
 
 }  // namespace comera

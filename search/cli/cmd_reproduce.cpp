@@ -1,6 +1,7 @@
 // `comera reproduce NAME`: runs one of the paper's tables (scaled down, or --full) as a sweep and
 // prints our figures beside the published ones; the table also goes to results/reproduce/.
 #include "core/util/format.h"
+#include "search/cli/stop_signals.h"
 #include "search/cli/training_output.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
@@ -68,9 +69,14 @@ int run(int argc, char** argv) {
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
   so.on_message = so.trials.on_message;
+  so.trials.stop = &stop_on_signals();
   const auto report = sweep::run_sweep(sweep_spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;
+  if (stop_signal() != 0) {
+    std::cerr << "stopped by signal " << stop_signal() << ": run the same command to go on" << std::endl;
+    return signal_exit_code();
+  }
 
   auto db = store::ResultsDb::open(db_file, store::ResultsDb::Mode::ReadOnly);
   sweep::PublishedFigures figures(reference);

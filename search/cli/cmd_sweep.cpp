@@ -1,6 +1,7 @@
 // `comera sweep SPEC`: runs a sweep's trials into a results database (resumable, shardable, safe
 // with several processes on one database), then prints the study's Pareto front.
 #include "core/util/format.h"
+#include "search/cli/stop_signals.h"
 #include "search/cli/training_output.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
@@ -84,9 +85,14 @@ int run(int argc, char** argv) {
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
   so.on_message = so.trials.on_message;
+  so.trials.stop = &stop_on_signals();
   const auto report = sweep::run_sweep(spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;
+  if (stop_signal() != 0) {
+    std::cerr << "stopped by signal " << stop_signal() << ": run the same command to go on" << std::endl;
+    return signal_exit_code();
+  }
 
   const bool any_complete = report.states.count("complete") > 0;
   if (!r.count("no-front") && any_complete) {

@@ -62,6 +62,7 @@ void TrialRecorder::finish(const RunResult& result) {
       store::finish_trial(db_, trial_id_, worker_, store::TrialState::Diverged, last_,
                           result.message);
       break;
+    case RunStatus::Interrupted:
     case RunStatus::StepLimit:
       store::finish_trial(db_, trial_id_, worker_, store::TrialState::Killed, last_, result.message);
       break;

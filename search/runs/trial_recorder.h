@@ -26,7 +26,8 @@ class TrialRecorder {
   void epoch(const EpochMetrics& metrics);
   // Refreshes the heartbeat at most once a minute; cheap enough to call every step.
   void heartbeat();
-  // Complete (objectives: the last epoch's metrics), diverged or killed (step limit).
+  // Complete (objectives: the last epoch's metrics), diverged, or killed (a step limit or an
+  // interruption: resumable).
   void finish(const RunResult& result);
   // Failed, with the error message.
   void fail(const std::string& error);

@@ -100,8 +100,9 @@ std::optional<Trial> claim_next(ResultsDb& db, int64_t study_id, const std::vect
 // Back to the queue: drops the partial results of the trials matched by `where` (over trials,
 // parameters bound by `bind`) and clears their run columns; caller holds the write transaction.
 int requeue_where(SQLite::Database& db, const std::string& where,
-                  const std::function<void(SQLite::Statement&)>& bind) {
+                  const std::function<void(SQLite::Statement&)>& bind, bool drop_results = true) {
   for (const char* table : {"epochs", "layer_ranks", "objectives"}) {
+    if (!drop_results) break;
     SQLite::Statement drop(db, std::string("DELETE FROM ") + table +
                                    " WHERE trial_id IN (SELECT id FROM trials WHERE " + where + ")");
     bind(drop);
@@ -172,6 +173,17 @@ Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& 
   return *load_trial(db, id);
 }
 
+bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker) {
+  return db.write([&] {
+    SQLite::Statement update(db.sql(), "UPDATE trials SET state = 'running', ended_at = NULL, "
+                                       "error = NULL, heartbeat_at = " COMERA_SQL_NOW
+                                       " WHERE id = ? AND worker = ? AND state IN ('failed', 'killed')");
+    update.bind(1, trial_id);
+    update.bind(2, worker);
+    return update.exec() == 1;
+  });
+}
+
 bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker) {
   SQLite::Statement beat(db.sql(), "UPDATE trials SET heartbeat_at = " COMERA_SQL_NOW
                                    " WHERE id = ? AND worker = ? AND state = 'running'");
@@ -237,12 +249,14 @@ int requeue_failed(ResultsDb& db, int64_t study_id) {
 
 bool requeue_trial(ResultsDb& db, int64_t trial_id, TrialState state, const std::string& worker) {
   return db.write([&] {
-    return requeue_where(db.sql(), "id = ? AND state = ? AND worker = ?",
-                         [&](SQLite::Statement& s) {
-                           s.bind(1, trial_id);
-                           s.bind(2, to_string(state));
-                           s.bind(3, worker);
-                         }) == 1;
+    return requeue_where(
+               db.sql(), "id = ? AND state = ? AND worker = ?",
+               [&](SQLite::Statement& s) {
+                 s.bind(1, trial_id);
+                 s.bind(2, to_string(state));
+                 s.bind(3, worker);
+               },
+               /*drop_results=*/false) == 1;
   });
 }
 

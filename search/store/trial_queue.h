@@ -38,6 +38,10 @@ std::optional<Trial> claim_next_trial_among(ResultsDb& db, int64_t study_id,
 Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& worker,
                 const Environment& env);
 
+// A `comera train --resume` of a trial that ended failed or killed under `worker`: running
+// again. False when it is not in that state under that worker.
+bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker);
+
 // Refreshes the heartbeat (record_epoch does too); false when the trial is no longer running
 // under this worker (it was declared stale, and maybe re-queued): the worker should then stop.
 // Call it more often than the staleness limit; a heartbeat thread needs its own ResultsDb (one
@@ -56,8 +60,9 @@ int mark_stale_trials(ResultsDb& db, double max_age_s);
 // Puts the study's failed trials back in the queue, dropping their partial results.
 int requeue_failed(ResultsDb& db, int64_t study_id);
 
-// Puts one trial back in the queue, dropping its partial results, if it is still in `state` under
-// `worker` (a trial interrupted by a kill, or whose worker process is gone); false otherwise.
+// Puts one trial back in the queue if it is still in `state` under `worker` (a trial interrupted
+// by a kill, or whose worker process is gone); false otherwise. Its epochs so far are kept: it
+// resumes from its checkpoint, and an epoch run again replaces its record.
 bool requeue_trial(ResultsDb& db, int64_t trial_id, TrialState state, const std::string& worker);
 
 }  // namespace comera::store

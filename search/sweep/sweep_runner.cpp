@@ -87,6 +87,13 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const auto ids = store::enqueue_trials(db, study, mine);
 
   report.requeued = requeue_orphans(db, spec.name, say);
+  // Killed trials (interrupted, or stopped by a step limit) go on from their checkpoints.
+  for (const auto& t : store::list_trials(db, spec.name))
+    if (t.state == store::TrialState::Killed && std::find(ids.begin(), ids.end(), t.id) != ids.end() &&
+        store::requeue_trial(db, t.id, store::TrialState::Killed, t.worker)) {
+      say("trial " + std::to_string(t.number) + " was interrupted: back in the queue, to resume from its checkpoint");
+      ++report.requeued;
+    }
   report.stale = static_cast<size_t>(store::mark_stale_trials(db, options.stale_after_s));
   if (report.stale)
     say(std::to_string(report.stale) + " running trial(s) had no heartbeat for " +
@@ -109,7 +116,9 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                                : std::string()) +
       ", " + std::to_string(queued()) + " to run, results in " + db.path());
 
-  while (options.max_trials <= 0 || static_cast<int64_t>(report.ran) < options.max_trials) {
+  const auto* stop = options.trials.stop;
+  while ((options.max_trials <= 0 || static_cast<int64_t>(report.ran) < options.max_trials) &&
+         !(stop && stop->load())) {
     auto trial = store::claim_next_trial_among(db, study.id, ids, worker, env);
     if (!trial) {
       // A worker that died meanwhile leaves its trial to us.

@@ -60,7 +60,7 @@ struct SweepSpec {
 };
 
 // Where the contraction-order policy lives in an experiment.
-inline const char* const kContractionPath = "model.contraction";
+inline const char* const kContractionPath = "training.contraction";
 // The point label of a rank cap: applied after the shape, to every tensorized layer's ranks.
 inline const char* const kRankCapLabel = "rank_cap";
 

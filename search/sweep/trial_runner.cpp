@@ -1,11 +1,11 @@
 #include "search/sweep/trial_runner.h"
 
 #include "core/training/experiment.h"
-#include "search/bench/step_benchmark.h"
-#include "core/training/trainer.h"
 #include "core/util/error.h"
-#include "search/store/trial_queue.h"
+#include "search/bench/step_benchmark.h"
+#include "search/runs/recorded_run.h"
 #include "search/runs/trial_recorder.h"
+#include "search/store/trial_queue.h"
 
 #include <nlohmann/json.hpp>
 
@@ -63,34 +63,47 @@ const TaskData& TrialRunner::data(const DataConfig& config) {
 
 store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& trial,
                                    const std::string& worker) {
-  TrialRecorder recorder(db, trial.id, worker);
+  const std::string name = "trial " + std::to_string(trial.number);
+  bool started = false;  // from then on the run records its own end
   try {
     const auto e = parse_experiment(trial.config.at("experiment"));
     if (trial.config.contains("step")) {
       message(measure_step(db, trial, worker, e));
       return store::TrialState::Complete;
     }
-    TrainerOptions options;
-    options.on_epoch = [&recorder](const EpochMetrics& m) { recorder.epoch(m); };
-    options.on_step = [&recorder] { recorder.heartbeat(); };
-    if (reporting_.configure_trainer) reporting_.configure_trainer(options);
-    Trainer trainer(e.model, e.training, data(e.data), options);
-    const RunResult result = trainer.run();
-    recorder.finish(result);
-    if (result.status == RunStatus::Diverged) {
-      message("trial " + std::to_string(trial.number) + " diverged: " + result.message);
-      return store::TrialState::Diverged;
+    RecordedRunOptions o;
+    o.checkpoint = trial_checkpoint(db.path(), trial);
+    o.stop = reporting_.stop;
+    o.configure_trainer = reporting_.configure_trainer;
+    o.on_message = reporting_.on_message;
+    RecordedRun run(e, data(e.data), o, &db);
+    if (run.trainer().resumed())
+      message(name + " resumes from " + o.checkpoint + " at step " +
+              std::to_string(run.trainer().state().step));
+    run.record_in(db, trial.id, worker);
+    started = true;
+    const RunResult result = run.run();
+    switch (result.status) {
+      case RunStatus::Diverged:
+        message(name + " diverged: " + result.message);
+        return store::TrialState::Diverged;
+      case RunStatus::Interrupted:
+        message(name + " " + result.message);
+        return store::TrialState::Killed;
+      case RunStatus::StepLimit:
+      case RunStatus::Completed:
+        return store::TrialState::Complete;
     }
     return store::TrialState::Complete;
   } catch (const std::exception& ex) {
     const std::string error = error_message(ex);
-    message("trial " + std::to_string(trial.number) + " failed: " + error);
-    try {
-      recorder.fail(error);
-    } catch (const std::exception& again) {
-      // Taken from us meanwhile (declared stale and re-queued): nothing of ours to record.
-      message("trial " + std::to_string(trial.number) + ": " + error_message(again));
-    }
+    message(name + " failed: " + error);
+    if (!started) try {
+        TrialRecorder(db, trial.id, worker).fail(error);
+      } catch (const std::exception& again) {
+        // Taken from us meanwhile (declared stale and re-queued): nothing of ours to record.
+        message(name + ": " + error_message(again));
+      }
     return store::TrialState::Failed;
   }
 }

@@ -1,12 +1,14 @@
 #pragma once
-// Trains claimed sweep trials and records them (epochs, ranks, final state and objectives)
-// through the trainer's TrialRecorder. Data sets are loaded once per process and kept for the
+// Trains claimed sweep trials through the recorded-run path (search/runs/recorded_run.h), each
+// with its own checkpoint beside the database, so a trial interrupted or killed resumes where
+// its checkpoint left it. Data sets are loaded once per process and kept for the
 // trials after (most sweeps share one).
 #include "core/data/task_data.h"
 #include "core/training/trainer.h"
 #include "search/store/results_db.h"
 #include "search/store/trials.h"
 
+#include <atomic>
 #include <functional>
 #include <map>
 #include <string>
@@ -18,6 +20,8 @@ namespace comera::sweep {
 struct TrialReporting {
   std::function<void(const std::string&)> on_message;
   std::function<void(TrainerOptions&)> configure_trainer;
+  // Set by a signal: the running trial checkpoints and ends killed (resumable).
+  const std::atomic<bool>* stop = nullptr;
 };
 
 class TrialRunner {

@@ -1,0 +1,94 @@
+#include "search/runs/recorded_run.h"
+
+#include "core/contract/named_paths.h"
+#include "core/contract/plan.h"
+#include "core/contract/tt_network.h"
+#include "core/layers/tt_linear.h"
+#include "core/util/error.h"
+#include "search/environment.h"
+#include "search/tuner/tuner.h"
+
+#include <torch/nn/module.h>
+
+#include <filesystem>
+
+namespace comera {
+
+RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, RecordedRunOptions options,
+                         store::ResultsDb* db)
+    : experiment_(experiment), options_(std::move(options)), db_(db) {
+  TrainerOptions t;
+  t.checkpoint = options_.checkpoint;
+  t.resume = options_.resume;
+  t.memory_baseline = options_.memory_baseline;
+  t.stop = options_.stop;
+  t.on_epoch = [this](const EpochMetrics& m) {
+    if (recorder_) recorder_->epoch(m);
+    plan_layers();
+  };
+  t.on_step = [this] {
+    if (recorder_) recorder_->heartbeat();
+    if (experiment_.training.truncation.when == TruncateWhen::Steps) plan_layers();
+  };
+  if (options_.configure_trainer) options_.configure_trainer(t);
+  trainer_ = std::make_unique<Trainer>(experiment_.model, experiment_.training, std::move(data), t);
+}
+
+RecordedRun::~RecordedRun() = default;
+
+void RecordedRun::record_in(store::ResultsDb& db, int64_t trial_id, const std::string& worker) {
+  recorder_ = std::make_unique<TrialRecorder>(db, trial_id, worker);
+}
+
+void RecordedRun::plan_layers() {
+  const auto& policy = experiment_.training.contraction;
+  if (policy == "merged") return;  // every layer's default
+  auto& task = trainer_->task();
+  const auto& e = experiment_;
+  auto rows = [&](const std::string& layer) {
+    return task.layer_rows(layer, e.training.batch_size, e.data.max_length);
+  };
+  if (policy == "core-by-core" || policy == "reconstruct") {
+    // A named order depends on the layer's shape only through d, which truncation keeps.
+    for (const auto& item : task.model().named_modules())
+      if (auto* tt = dynamic_cast<TTLinearImpl*>(item.value().get()); tt && !tt->plan()) {
+        const contract::TTNetwork net(tt->shape(), rows(item.key()));
+        tt->set_plan(std::make_shared<const contract::ContractionPlan>(
+            policy, policy == "reconstruct" ? contract::reconstruct_order(net)
+                                            : contract::core_by_core_order(net)));
+      }
+    return;
+  }
+  if (!tuner_) {
+    tuner::TunerOptions o;
+    o.measure_missing = policy == "tuned";
+    tuner_ = std::make_unique<tuner::Tuner>(o, db_, current_environment());
+    if (options_.on_message)
+      tuner_->set_progress([say = options_.on_message](const std::string& what) { say("  " + what); });
+  }
+  const int planned = tuner_->apply(task.model(), rows);
+  if (options_.on_message && planned != planned_)
+    options_.on_message("contraction plans (" + policy + "): " + std::to_string(planned) +
+                        " TT layers off the merged path");
+  planned_ = planned;
+}
+
+RunResult RecordedRun::run() {
+  RunResult result;
+  try {
+    plan_layers();
+    result = trainer_->run();
+  } catch (const std::exception& ex) {
+    if (recorder_) recorder_->fail(error_message(ex));
+    throw;
+  }
+  if (recorder_) recorder_->finish(result);
+  return result;
+}
+
+std::string trial_checkpoint(const std::string& db_path, const store::Trial& trial) {
+  const auto folder = std::filesystem::absolute(db_path).parent_path() / "checkpoints" / trial.study;
+  return (folder / ("trial-" + std::to_string(trial.number) + "-" + trial.uid.substr(0, 12) + ".pt")).string();
+}
+
+}  // namespace comera

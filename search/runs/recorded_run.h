@@ -1,0 +1,63 @@
+#pragma once
+// One recorded training run, the path `comera train` and sweep workers share: the experiment's
+// trainer on its data (every error before any training or record), the trial it is recorded as
+// (epochs, ranks, heartbeats, the final state), and the contraction plans of its TT layers
+// (training.contraction, re-chosen as truncation changes ranks).
+#include "core/training/experiment.h"
+#include "core/training/trainer.h"
+#include "search/runs/trial_recorder.h"
+#include "search/store/trials.h"
+
+#include <atomic>
+#include <functional>
+#include <memory>
+#include <string>
+
+namespace comera::tuner {
+class Tuner;
+}
+
+namespace comera {
+
+struct RecordedRunOptions {
+  std::string checkpoint;  // "" = none
+  bool resume = true;      // continue from the checkpoint when it exists
+  int64_t memory_baseline = -1;
+  const std::atomic<bool>* stop = nullptr;  // see TrainerOptions::stop
+  // Sets the trainer's progress and notice callbacks.
+  std::function<void(TrainerOptions&)> configure_trainer;
+  // Lines worth showing (contraction plans chosen, the tuner's measurements).
+  std::function<void(const std::string&)> on_message;
+};
+
+class RecordedRun {
+ public:
+  // Builds the trainer; `db` (may be null) holds the stored contraction choices.
+  RecordedRun(const ExperimentConfig& experiment, TaskData data, RecordedRunOptions options,
+              store::ResultsDb* db = nullptr);
+  ~RecordedRun();
+
+  Trainer& trainer() { return *trainer_; }
+  // Records the run as trial `trial_id` of `db`, held by `worker`.
+  void record_in(store::ResultsDb& db, int64_t trial_id, const std::string& worker);
+  // Chooses the contraction plans, trains, and finishes the trial: complete, diverged, killed
+  // (a step limit or an interruption: resumable), or failed with an error, which is rethrown.
+  RunResult run();
+
+ private:
+  void plan_layers();
+
+  ExperimentConfig experiment_;
+  RecordedRunOptions options_;
+  store::ResultsDb* db_;
+  std::unique_ptr<TrialRecorder> recorder_;
+  std::unique_ptr<tuner::Tuner> tuner_;
+  std::unique_ptr<Trainer> trainer_;
+  int planned_ = -1;  // layers off the merged path at the last report
+};
+
+// Where a sweep keeps the checkpoint of a trial: beside its database, by study, number and uid
+// (unique across databases, so shards in one folder never share one).
+std::string trial_checkpoint(const std::string& db_path, const store::Trial& trial);
+
+}  // namespace comera
