@@ -307,3 +307,14 @@ TEST_CASE("every sweep spec in experiments/sweeps loads and expands to trials th
   }
   CHECK(specs >= 1);
 }
+
+TEST_CASE("the contraction axis sets each trial's training.contraction, which parses", "[sweep]") {
+  const auto trials = expand_trials(
+      parse_sweep_spec(spec_with({{"contraction", {"tuned", "merged", "core-by-core", "reconstruct"}}})));
+  std::set<std::string> policies;
+  for (const auto& t : trials) {
+    const auto e = parse_experiment(t.at("experiment"));
+    policies.insert(e.training.contraction);
+  }
+  CHECK(policies == std::set<std::string>{"tuned", "merged", "core-by-core", "reconstruct"});
+}
