@@ -114,8 +114,8 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     const auto expected = identity_of(model_spec_, config_);
     if (checkpoint->identity().at("model") != expected.at("model"))
       throw Error("checkpoint " + options_.checkpoint +
-                  " was made with a different model config (resume with the same config, or "
-                  "delete the checkpoint to start afresh)");
+                  " was made with a different model config (resume with the same config, or start "
+                  "a new run with another --checkpoint)");
     const auto changed = changed_keys(checkpoint->identity().at("training"), expected.at("training"));
     if (!changed.empty())
       throw Error("checkpoint " + options_.checkpoint + " was made with other training settings (" +
