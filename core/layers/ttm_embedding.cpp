@@ -27,6 +27,8 @@ at::Tensor checked_flat_ids(const at::Tensor& ids, int64_t vocab) {
                 c10::toString(ids.scalar_type()) + "; convert them with .to(torch::kLong)");
   at::Tensor flat = ids.reshape({-1}).to(at::kLong);
   if (flat.numel() == 0) return flat;
+  // A host read on a device (one per lookup): a bad id must be an error, not an out-of-bounds
+  // gather.
   const auto minmax = at::aminmax(flat);
   const int64_t lo = std::get<0>(minmax).item<int64_t>(), hi = std::get<1>(minmax).item<int64_t>();
   if (lo < 0 || hi >= vocab)
@@ -103,6 +105,7 @@ at::Tensor TTMEmbeddingImpl::forward(const at::Tensor& ids) {
   const at::Tensor flat = checked_flat_ids(ids, shape_.vocab());
   at::Tensor unique = flat, inverse;
   if (options.dedup() && flat.numel() > 1) {
+    // Its size is data-dependent: a host read on a device (graph capture needs dedup off).
     auto u = at::_unique2(flat, /*sorted=*/true, /*return_inverse=*/true);
     // Scattering rows back costs about a quarter of computing them (CPU, paper's shape), so
     // dedup only pays when at least a quarter of the ids are repeats.
