@@ -9,6 +9,7 @@
 #include "search/sweep/trial_expansion.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/read_only.h"
 #include "tests/support/temp_dir.h"
 
 #include <SQLiteCpp/Column.h>
@@ -17,8 +18,10 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <array>
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -354,4 +357,148 @@ TEST_CASE("step-measuring sweeps record time, memory and size per batch size", "
   // Four sequences hold more activations than one; the dense model more than the tensorized.
   CHECK(objective("dense", 4, "peak_tensor_mb") > objective("dense", 1, "peak_tensor_mb"));
   CHECK(objective("dense", 1, "peak_tensor_mb") > objective("early", 1, "peak_tensor_mb"));
+}
+
+TEST_CASE("a live worker of this host keeps its trial whatever its heartbeat; a reused pid does "
+          "not",
+          "[sweep]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(tiny_sweep(1));
+  const std::string path = dir.file("r.db");
+  // A live worker: a child process that reports its worker id, then waits until told to end.
+  int id_pipe[2], end_pipe[2];
+  REQUIRE(pipe(id_pipe) == 0);
+  REQUIRE(pipe(end_pipe) == 0);
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) {
+    close(id_pipe[0]);
+    close(end_pipe[1]);
+    const std::string id = store::default_worker_id();
+    const bool told = write(id_pipe[1], id.data(), id.size()) == static_cast<ssize_t>(id.size());
+    close(id_pipe[1]);
+    char end = 0;
+    const ssize_t ignored = read(end_pipe[0], &end, 1);
+    (void)ignored;
+    _exit(told ? 0 : 1);
+  }
+  close(id_pipe[1]);
+  close(end_pipe[0]);
+  std::string live;
+  char buffer[512];
+  for (ssize_t n; (n = read(id_pipe[0], buffer, sizeof buffer)) > 0;) live.append(buffer, n);
+  close(id_pipe[0]);
+  // The same pid, but a process that started at another time: the pid was reused.
+  std::array<char, 256> host{};
+  gethostname(host.data(), host.size() - 1);
+  const std::string reused = std::string(host.data()) + ":" + std::to_string(child) + ":1";
+  {
+    auto db = store::ResultsDb::open(path);
+    const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
+    store::enqueue_trials(db, study, expand_trials(spec));
+    store::claim_next_trial(db, study.id, live, current_environment());
+    store::claim_next_trial(db, study.id, reused, current_environment());
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z'");
+  }
+  auto options = quiet_options(path);
+  options.stale_after_s = 60;
+  options.retry_failed = true;
+  std::string said;
+  options.on_message = [&said](const std::string& message) { said += message + "\n"; };
+  const auto report = run_sweep(spec, options);
+  INFO(said);
+  CHECK(report.stale == 0);
+  CHECK(report.retried == 0);
+  CHECK_THAT(said, Contains("trial 2 was interrupted (its worker " + reused + " is gone)"));
+  auto rows = read_rows(path);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].state == "running");  // left to its live worker, not failed, not run twice
+  CHECK(rows[0].worker == live);
+  CHECK(rows[0].attempts == 1);
+  CHECK(rows[1].state == "complete");
+  CHECK(rows[2].state == "complete");
+
+  // The worker ends without finishing: the next sweep runs its trial again.
+  close(end_pipe[1]);
+  int status = 0;
+  waitpid(child, &status, 0);
+  CHECK(status == 0);
+  const auto after = run_sweep(spec, quiet_options(path));
+  CHECK(after.requeued == 1);
+  rows = read_rows(path);
+  CHECK(rows[0].state == "complete");
+  CHECK(rows[0].attempts == 2);
+}
+
+TEST_CASE("a study made with an unknown objective by older code takes the spec's objectives "
+          "while none of its trials is complete",
+          "[sweep]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(tiny_sweep(1));
+  const std::string path = dir.file("r.db");
+  {
+    auto db = store::ResultsDb::open(path);
+    const auto study = store::create_or_get_study(db, spec.name, spec.source, "eval_los:min");
+    const auto ids = store::enqueue_trials(db, study, expand_trials(spec));
+    store::claim_next_trial(db, study.id, "elsewhere:1", current_environment());
+    store::finish_trial(db, ids[0], "elsewhere:1", store::TrialState::Failed, {},
+                        "trial 1 of study 'tiny' completed without objective 'eval_los'");
+  }
+  auto options = quiet_options(path);
+  options.retry_failed = true;
+  options.max_trials = 1;
+  std::string said;
+  options.on_message = [&said](const std::string& message) { said += message + "\n"; };
+  const auto report = run_sweep(spec, options);
+  CHECK_THAT(said, Contains("'eval_los:min'") && Contains("'" + spec.objectives + "'"));
+  CHECK(report.retried == 1);
+  CHECK(report.ran == 1);
+  CHECK(read_rows(path)[0].state == "complete");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    CHECK(db.execAndGet("SELECT objectives FROM studies").getString() == spec.objectives);
+  }
+  // With a complete trial the objectives are settled: another list is refused, naming the fix.
+  json other = tiny_sweep(1);
+  other["objectives"] = "accuracy:max";
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(other), quiet_options(path)),
+                    Contains("study 'tiny'") && Contains(path) && Contains("accuracy:max") &&
+                        Contains("\"name\""));
+}
+
+TEST_CASE("comera sweep refuses a plot over its database and a read-only database before any "
+          "trial",
+          "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(1));
+  const std::string db = dir.file("r.db");
+  // The plot is checked before the database exists, by path; then by identity (a hard link).
+  for (const std::string& plot : {dir.file("sub/../r.db"), dir.file("alias.db")}) {
+    const auto r =
+        comera::testing::run_cli("sweep " + spec + " --db " + db + " --quiet --plot " + plot);
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("--plot") && Contains(plot) && !Contains("wrote"));
+    if (!std::filesystem::exists(db)) {
+      store::ResultsDb::open(db);
+      std::filesystem::create_hard_link(db, dir.file("alias.db"));
+    }
+    CHECK(read_rows(db).empty());
+  }
+  const auto r = comera::testing::run_cli_read_only(db, "sweep " + spec + " --db " + db + " --quiet");
+  if (!r) {
+    WARN("no way to make " << db << " read-only here (root without mount rights)");
+    return;
+  }
+  INFO(r->output);
+  CHECK(r->status == 1);
+  CHECK_THAT(r->output, Contains("'" + db + "'") && Contains("read-only") && !Contains("trial 1"));
+  CHECK(read_rows(db).empty());
 }
