@@ -1,5 +1,7 @@
 // Output files of the CLI (tables, plots, reports): never written over a results database or a
 // file the command reads, whatever the spelling of the path, and replaced whole or not at all.
+#include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "search/store/trial_queue.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
@@ -8,6 +10,7 @@
 #include <filesystem>
 #include <fstream>
 #include <iterator>
+#include <ostream>
 
 using namespace comera;
 using Catch::Matchers::Contains;
@@ -100,4 +103,46 @@ TEST_CASE("export -o replaces an older output whole and leaves no temporary file
     ++files;
   }
   CHECK(files == 1);
+}
+
+TEST_CASE("OutputFile: checked before any work, then written whole or not at all", "[output]") {
+  TempDir dir;
+  const std::string out = dir.file("plots/front.png");
+  const OutputFile file(out, "--plot", {dir.file("r.db")});
+  CHECK_FALSE(std::filesystem::exists(dir.file("plots")));  // nothing made before the write
+  file.write_text([](std::ostream& o) { o << "first"; });
+  CHECK(read_bytes(out) == "first");
+  CHECK_THROWS_WITH(file.write_text([](std::ostream& o) {
+    o << "half";
+    throw Error("gnuplot failed");
+  }),
+                    Contains("gnuplot failed"));
+  CHECK(read_bytes(out) == "first");
+  CHECK(std::distance(std::filesystem::directory_iterator(dir.file("plots")),
+                      std::filesystem::directory_iterator()) == 1);
+  // A symbolic link stays a link; its file gets the new content.
+  std::filesystem::create_symlink(out, dir.file("latest.png"));
+  OutputFile(dir.file("latest.png"), "--plot", {}).write_text([](std::ostream& o) { o << "new"; });
+  CHECK(std::filesystem::is_symlink(dir.file("latest.png")));
+  CHECK(read_bytes(out) == "new");
+  // Devices are written as they are, with no temporary file beside them.
+  OutputFile("/dev/null", "--output", {}).write_text([](std::ostream& o) { o << "gone"; });
+
+  const std::string db = dir.file("r.db");
+  make_results(db);
+  std::ofstream(dir.file("spec.json")) << "{}";
+  std::filesystem::create_symlink(dir.file("spec.json"), dir.file("spec_link.json"));
+  CHECK_THROWS_WITH(OutputFile(dir.file("plots"), "--plot", {}), Contains("is a folder"));
+  CHECK_THROWS_WITH(OutputFile(db, "--output", {}),
+                    Contains("--output " + db + " is a SQLite database"));
+  CHECK_THROWS_WITH(OutputFile(dir.file("spec_link.json"), "--out", {dir.file("spec.json")}),
+                    Contains("which this command reads"));
+  CHECK_THROWS_WITH(OutputFile(db + "-wal", "--output", {db}), Contains(db + "-wal, which"));
+  // A file read that appears after the check (a sweep creating its database) is caught at the
+  // write.
+  const OutputFile table(dir.file("table.csv"), "--output", {dir.file("new.db")});
+  make_results(dir.file("new.db"));
+  std::filesystem::create_hard_link(dir.file("new.db"), dir.file("table.csv"));
+  CHECK_THROWS_WITH(table.write_text([](std::ostream& o) { o << "rows"; }),
+                    Contains("which this command reads"));
 }
