@@ -70,6 +70,11 @@ void sql_exec(const std::string& path, const std::string& statements) {
   db.exec(statements);
 }
 
+void sql_exec_create(const std::string& path, const std::string& statements) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+  db.exec(statements);
+}
+
 Environment test_environment(const std::string& device = "test-cpu") {
   Environment env;
   env.git_commit = "abc123";
@@ -418,7 +423,10 @@ TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh"
   sql_exec(path, "UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = " +
                      std::to_string(dead.id));
 
-  CHECK(mark_stale_trials(db, 60) == 1);
+  // A worker whose process is looked up instead is never failed for its heartbeat.
+  CHECK(mark_stale_trials(db, 60, [](const std::string& w) { return w != "dead"; }) == 0);
+  const auto by_heartbeat = [](const std::string&) { return true; };
+  CHECK(mark_stale_trials(db, 60, by_heartbeat) == 1);
   const auto failed = *load_trial(db, dead.id);
   CHECK(failed.state == TrialState::Failed);
   CHECK_THAT(failed.error, Contains("no heartbeat for more than 60 s from worker dead"));
@@ -426,7 +434,7 @@ TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh"
   CHECK_FALSE(heartbeat(db, dead.id, "dead"));
   CHECK(heartbeat(db, alive.id, "alive"));
   CHECK_FALSE(heartbeat(db, alive.id, "someone-else"));
-  CHECK(mark_stale_trials(db, 60) == 0);
+  CHECK(mark_stale_trials(db, 60, by_heartbeat) == 0);
 
   CHECK(requeue_failed(db, study.id) == 1);
   CHECK(load_trial(db, dead.id)->state == TrialState::Queued);
@@ -692,6 +700,52 @@ TEST_CASE("a foreign SQLite file with a schema_version table is refused and left
   CHECK(raw.execAndGet("PRAGMA journal_mode").getString() == "delete");
 }
 
+TEST_CASE("comera databases carry an application id; older ones are known by their tables",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ResultsDb::open(path);
+  CHECK(sql_int(path, "PRAGMA application_id") == kApplicationId);
+  // As made before the id: read as it is, marked once opened for writing.
+  sql_exec(path, "PRAGMA application_id = 0");
+  ResultsDb::open(path, Mode::ReadOnly);
+  CHECK(sql_int(path, "PRAGMA application_id") == 0);
+  ResultsDb::open(path);
+  CHECK(sql_int(path, "PRAGMA application_id") == kApplicationId);
+  // Without one of its tables it is not recognised, and not touched.
+  sql_exec(path, "PRAGMA application_id = 0; DROP TABLE kernel_choices");
+  CHECK_THROWS_WITH(ResultsDb::open(path), Contains("not a comera results database"));
+  CHECK(sql_int(path, "PRAGMA application_id") == 0);
+  // Another program's id on an empty database: not ours to fill.
+  const std::string theirs = dir.file("theirs.db");
+  sql_exec_create(theirs, "PRAGMA application_id = 42");
+  CHECK_THROWS_WITH(ResultsDb::open(theirs), Contains("application id 42") && Contains("not changed"));
+}
+
+TEST_CASE("worker ids: host, pid and start time; older and foreign forms", "[store]") {
+  const auto mine = parse_worker_id(default_worker_id());
+  REQUIRE(mine);
+  CHECK(mine->host == host_name());
+  CHECK(mine->pid == getpid());
+  REQUIRE(mine->start);
+  CHECK(*mine->start == process_start_time(getpid()));
+  const auto old = parse_worker_id("box:123");
+  REQUIRE(old);
+  CHECK(old->host == "box");
+  CHECK(old->pid == 123);
+  CHECK_FALSE(old->start);
+  CHECK(parse_worker_id("box:123:456")->start == 456u);
+  for (const char* other : {"w", "box:train:/runs/a.pt", "box:0", ":5", "box:x:5x"}) {
+    INFO(other);
+    CHECK_FALSE(parse_worker_id(other));
+  }
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  CHECK_FALSE(process_start_time(child));
+}
+
 TEST_CASE("--db on a named pipe or /dev/null is refused at once, nothing created beside it",
           "[store][cli]") {
   if (comera::testing::cli_path().empty()) {
@@ -702,8 +756,8 @@ TEST_CASE("--db on a named pipe or /dev/null is refused at once, nothing created
   const std::string pipe = dir.file("pipe");
   REQUIRE(mkfifo(pipe.c_str(), 0600) == 0);
   const bool had_journal = std::filesystem::exists("/dev/null-journal");
-  for (const std::string target : {pipe, std::string("/dev/null")})
-    for (const std::string args : {"runs list --db " + target, "db upgrade --db " + target,
+  for (const std::string& target : {pipe, std::string("/dev/null")})
+    for (const std::string& args : {"runs list --db " + target, "db upgrade --db " + target,
                                    "merge " + dir.file("none.db") + " -o " + target}) {
       // timeout: opening a pipe blocks until someone writes to it.
       const auto r = run_process(
@@ -744,7 +798,7 @@ TEST_CASE("read-only databases and folders: reading commands work, writing ones 
   const std::string before = read_bytes(path);
   for (const std::string& target : {folder, path}) {
     INFO("read-only: " << target);
-    for (const std::string args :
+    for (const std::string& args :
          {"runs list --db " + path, "runs show 1 --db " + path, "db info --db " + path,
           "query \"SELECT COUNT(*) AS n FROM trials\" --db " + path,
           "export --per trial --db " + path, "pareto --study s --db " + path}) {
@@ -755,9 +809,9 @@ TEST_CASE("read-only databases and folders: reading commands work, writing ones 
       }
       INFO(args << "\n" << r->output);
       CHECK(r->status == 0);
-      CHECK_THAT(r->output, !Contains("error"));
+      CHECK_THAT(r->output, !Contains(": error:"));
     }
-    for (const std::string args : {"merge " + other + " -o " + path, "db upgrade --db " + path}) {
+    for (const std::string& args : {"merge " + other + " -o " + path, "db upgrade --db " + path}) {
       const auto r = comera::testing::run_cli_read_only(target, args);
       REQUIRE(r);
       INFO(args << "\n" << r->output);

@@ -18,7 +18,6 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <array>
 #include <chrono>
 #include <csignal>
 #include <filesystem>
@@ -77,8 +76,69 @@ std::vector<Row> read_rows(const std::string& path) {
   return rows;
 }
 
+// The distinct objective names the database's trials recorded, in order.
+std::vector<std::string> objective_names(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db, "SELECT DISTINCT name FROM objectives ORDER BY name");
+  std::vector<std::string> names;
+  while (q.executeStep()) names.push_back(q.getColumn(0).getString());
+  return names;
+}
+
 // Trial 2 is the early-stage baseline, which stops where the late stage starts.
 int64_t expected_epochs(const Row& row, int epochs) { return row.number == 2 ? epochs / 2 : epochs; }
+
+// A process of this host standing in for a sweep worker: it reports its worker id, then lives
+// until end() (end() at once for a worker that is gone).
+class ChildWorker {
+ public:
+  ChildWorker() {
+    int id_pipe[2];
+    REQUIRE(pipe(id_pipe) == 0);
+    REQUIRE(pipe(end_pipe_) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      // Child: no Catch2, no LibTorch, then _exit.
+      close(id_pipe[0]);
+      close(end_pipe_[1]);
+      const std::string id = store::default_worker_id();
+      const bool told = write(id_pipe[1], id.data(), id.size()) == static_cast<ssize_t>(id.size());
+      close(id_pipe[1]);
+      char end = 0;
+      const ssize_t ignored = read(end_pipe_[0], &end, 1);
+      (void)ignored;
+      _exit(told ? 0 : 1);
+    }
+    close(id_pipe[1]);
+    close(end_pipe_[0]);
+    char buffer[512];
+    for (ssize_t n; (n = read(id_pipe[0], buffer, sizeof buffer)) > 0;) id_.append(buffer, n);
+    close(id_pipe[0]);
+  }
+  ~ChildWorker() { end(); }
+  ChildWorker(const ChildWorker&) = delete;
+  ChildWorker& operator=(const ChildWorker&) = delete;
+
+  const std::string& id() const { return id_; }
+  pid_t pid() const { return pid_; }
+  // Ends the process and waits for it; its wait status.
+  int end() {
+    if (!ended_) {
+      close(end_pipe_[1]);
+      waitpid(pid_, &status_, 0);
+      ended_ = true;
+    }
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int end_pipe_[2] = {-1, -1};
+  std::string id_;
+  bool ended_ = false;
+  int status_ = -1;
+};
 
 SweepOptions quiet_options(const std::string& db) {
   SweepOptions o;
@@ -132,6 +192,8 @@ TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating"
   CHECK(db.execAndGet("SELECT COUNT(*) FROM layer_ranks").getInt() > 0);
   CHECK(db.execAndGet("SELECT json_extract(config, '$.kind') FROM trials WHERE number = 1")
             .getString() == "dense");
+  // The objective names a training spec may use are the ones its trials record.
+  CHECK(objective_names(dir.file("r.db")) == recorded_objectives(false));
 }
 
 TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-failed", "[sweep]") {
@@ -143,24 +205,25 @@ TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-
     auto db = store::ResultsDb::open(path);
     const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
     store::enqueue_trials(db, study, expand_trials(spec));
-    // Trial 1: a process of this host that has exited (its pid is free again).
-    const pid_t child = fork();
-    if (child == 0) _exit(0);
-    waitpid(child, nullptr, 0);
-    dead_worker = store::default_worker_id();
-    dead_worker = dead_worker.substr(0, dead_worker.rfind(':') + 1) + std::to_string(child);
+    // Trial 1: a process of this host that has exited.
+    ChildWorker gone;
+    gone.end();
+    dead_worker = gone.id();
     store::claim_next_trial(db, study.id, dead_worker, current_environment());
     // Trial 2: a worker elsewhere that went silent.
-    store::claim_next_trial(db, study.id, "elsewhere:1", current_environment());
+    store::claim_next_trial(db, study.id, "elsewhere:1:1", current_environment());
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z'");
+  }
   auto options = quiet_options(path);
-  options.stale_after_s = 0.01;
+  options.stale_after_s = 60;
   std::string said;
   options.on_message = [&said](const std::string& message) { said += message + "\n"; };
   const auto report = run_sweep(spec, options);
   CHECK_THAT(said, Contains("trial 1 was interrupted (its worker " + dead_worker + " is gone)"));
-  CHECK_THAT(said, Contains("1 running trial(s) had no heartbeat for 0.01 s: marked failed"));
+  CHECK_THAT(said, Contains("1 running trial(s) had no heartbeat for 60 s: marked failed"));
   CHECK(report.requeued == 1);
   CHECK(report.stale == 1);
   CHECK(report.states == std::map<std::string, size_t>{{"complete", 2}, {"failed", 1}});
@@ -177,6 +240,9 @@ TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-
   rows = read_rows(path);
   CHECK(rows[1].state == "complete");
   CHECK(rows[1].attempts == 2);
+  // Heartbeats come every 15 s: a shorter limit would fail live workers elsewhere.
+  options.stale_after_s = 59;
+  CHECK_THROWS_WITH(run_sweep(spec, options), Contains("--stale-after") && Contains("at least 60"));
 }
 
 TEST_CASE("the queue: claims among a shard's ids, single-trial re-queue", "[sweep][store]") {
@@ -334,6 +400,8 @@ TEST_CASE("step-measuring sweeps record time, memory and size per batch size", "
   CHECK(describe_states(report) == "4 trials: 4 complete");
 
   SQLite::Database db(dir.file("r.db"), SQLite::OPEN_READONLY);
+  // The objective names a step spec may use are the ones its trials record.
+  CHECK(objective_names(dir.file("r.db")) == recorded_objectives(true));
   auto objective = [&](const std::string& kind, int batch, const std::string& name) {
     SQLite::Statement q(db, "SELECT o.value FROM objectives o JOIN trials t ON t.id = o.trial_id "
                             "WHERE json_extract(t.config, '$.kind') = ? AND "
@@ -365,33 +433,10 @@ TEST_CASE("a live worker of this host keeps its trial whatever its heartbeat; a 
   TempDir dir;
   const auto spec = parse_sweep_spec(tiny_sweep(1));
   const std::string path = dir.file("r.db");
-  // A live worker: a child process that reports its worker id, then waits until told to end.
-  int id_pipe[2], end_pipe[2];
-  REQUIRE(pipe(id_pipe) == 0);
-  REQUIRE(pipe(end_pipe) == 0);
-  const pid_t child = fork();
-  REQUIRE(child >= 0);
-  if (child == 0) {
-    close(id_pipe[0]);
-    close(end_pipe[1]);
-    const std::string id = store::default_worker_id();
-    const bool told = write(id_pipe[1], id.data(), id.size()) == static_cast<ssize_t>(id.size());
-    close(id_pipe[1]);
-    char end = 0;
-    const ssize_t ignored = read(end_pipe[0], &end, 1);
-    (void)ignored;
-    _exit(told ? 0 : 1);
-  }
-  close(id_pipe[1]);
-  close(end_pipe[0]);
-  std::string live;
-  char buffer[512];
-  for (ssize_t n; (n = read(id_pipe[0], buffer, sizeof buffer)) > 0;) live.append(buffer, n);
-  close(id_pipe[0]);
+  ChildWorker worker;
+  const std::string live = worker.id();
   // The same pid, but a process that started at another time: the pid was reused.
-  std::array<char, 256> host{};
-  gethostname(host.data(), host.size() - 1);
-  const std::string reused = std::string(host.data()) + ":" + std::to_string(child) + ":1";
+  const std::string reused = store::host_name() + ":" + std::to_string(worker.pid()) + ":1";
   {
     auto db = store::ResultsDb::open(path);
     const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
@@ -422,10 +467,7 @@ TEST_CASE("a live worker of this host keeps its trial whatever its heartbeat; a 
   CHECK(rows[2].state == "complete");
 
   // The worker ends without finishing: the next sweep runs its trial again.
-  close(end_pipe[1]);
-  int status = 0;
-  waitpid(child, &status, 0);
-  CHECK(status == 0);
+  CHECK(worker.end() == 0);
   const auto after = run_sweep(spec, quiet_options(path));
   CHECK(after.requeued == 1);
   rows = read_rows(path);
