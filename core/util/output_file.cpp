@@ -66,11 +66,13 @@ void OutputFile::check() const {
   const std::string named = flag_ + " " + path_;
   if (path_.empty()) throw Error(flag_ + " needs a file name");
   if (fs::is_directory(path_)) throw Error(named + " is a folder: give " + flag_ + " a file name");
-  for (const auto& read : reads_)
+  for (const auto& read : reads_) {
+    if (read.empty()) continue;  // an optional input not given
     for (const char* side : {"", "-wal", "-shm", "-journal"})
       if (same_file(path_, read + side))
         throw Error(named + " is " + read + side + ", which this command reads: give " + flag_ +
                     " another file name (nothing was written)");
+  }
   if (fs::is_regular_file(path_) && is_sqlite_file(path_))
     throw Error(named + " is a SQLite database (results?) that this output would replace: give " +
                 flag_ + " another file name, or delete the file first if it is no longer needed");
