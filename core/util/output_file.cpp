@@ -80,13 +80,13 @@ void OutputFile::check() const {
 
 void OutputFile::write(const std::function<void(const std::string&)>& fill) const {
   check();
+  if (fs::exists(path_) && !fs::is_regular_file(path_)) {
+    fill(path_);
+    return;
+  }
   // Write through a symbolic link to its file, keeping the link.
   const fs::path target =
       fs::is_symlink(path_) && fs::exists(path_) ? fs::canonical(path_) : fs::path(path_);
-  if (fs::exists(target) && !fs::is_regular_file(target)) {
-    fill(target.string());
-    return;
-  }
   const fs::path folder = fs::absolute(target).parent_path();
   std::error_code ec;
   fs::create_directories(folder, ec);
