@@ -18,10 +18,12 @@
 #include "search/store/trials.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/read_only.h"
 #include "tests/support/temp_dir.h"
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
+#include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -31,6 +33,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -64,6 +67,11 @@ int64_t sql_int(const std::string& path, const std::string& query) {
 
 void sql_exec(const std::string& path, const std::string& statements) {
   SQLite::Database db(path, SQLite::OPEN_READWRITE);
+  db.exec(statements);
+}
+
+void sql_exec_create(const std::string& path, const std::string& statements) {
+  SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
   db.exec(statements);
 }
 
@@ -415,7 +423,10 @@ TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh"
   sql_exec(path, "UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z' WHERE id = " +
                      std::to_string(dead.id));
 
-  CHECK(mark_stale_trials(db, 60) == 1);
+  // A worker whose process is looked up instead is never failed for its heartbeat.
+  CHECK(mark_stale_trials(db, 60, [](const std::string& w) { return w != "dead"; }) == 0);
+  const auto by_heartbeat = [](const std::string&) { return true; };
+  CHECK(mark_stale_trials(db, 60, by_heartbeat) == 1);
   const auto failed = *load_trial(db, dead.id);
   CHECK(failed.state == TrialState::Failed);
   CHECK_THAT(failed.error, Contains("no heartbeat for more than 60 s from worker dead"));
@@ -423,7 +434,7 @@ TEST_CASE("stale running trials are marked failed, re-queued and claimed afresh"
   CHECK_FALSE(heartbeat(db, dead.id, "dead"));
   CHECK(heartbeat(db, alive.id, "alive"));
   CHECK_FALSE(heartbeat(db, alive.id, "someone-else"));
-  CHECK(mark_stale_trials(db, 60) == 0);
+  CHECK(mark_stale_trials(db, 60, by_heartbeat) == 0);
 
   CHECK(requeue_failed(db, study.id) == 1);
   CHECK(load_trial(db, dead.id)->state == TrialState::Queued);
@@ -664,4 +675,203 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
   CHECK_THAT(run("merge " + path + " " + path + " -o " + merged, status),
              Contains("1 trials added") && Contains("0 trials added"));
   CHECK(sql_int(merged, "SELECT COUNT(*) FROM trials") == 1);
+}
+
+TEST_CASE("a foreign SQLite file with a schema_version table is refused and left unchanged",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("other_app.db");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("CREATE TABLE schema_version (version INTEGER); INSERT INTO schema_version VALUES (1);"
+            "CREATE TABLE invoices (id INTEGER PRIMARY KEY, total REAL)");
+  }
+  const std::string before = read_bytes(path);
+  for (Mode mode : {Mode::ReadWrite, Mode::ReadOnly}) {
+    CHECK_THROWS_AS(ResultsDb::open(path, mode), Error);
+    CHECK_THROWS_WITH(ResultsDb::open(path, mode),
+                      Contains(path) && Contains("not a comera results database") &&
+                          Contains("not changed"));
+  }
+  CHECK_THROWS_WITH(ResultsDb::upgrade(path), Contains(path) && Contains("not changed"));
+  CHECK(read_bytes(path) == before);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM sqlite_master WHERE name = 'studies'") == 0);
+  SQLite::Database raw(path, SQLite::OPEN_READONLY);
+  CHECK(raw.execAndGet("PRAGMA journal_mode").getString() == "delete");
+}
+
+TEST_CASE("comera databases carry an application id; older ones are known by their tables",
+          "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  ResultsDb::open(path);
+  CHECK(sql_int(path, "PRAGMA application_id") == kApplicationId);
+  // As made before the id: read as it is, marked once opened for writing.
+  sql_exec(path, "PRAGMA application_id = 0");
+  ResultsDb::open(path, Mode::ReadOnly);
+  CHECK(sql_int(path, "PRAGMA application_id") == 0);
+  ResultsDb::open(path);
+  CHECK(sql_int(path, "PRAGMA application_id") == kApplicationId);
+  // Without one of its tables it is not recognised, and not touched.
+  sql_exec(path, "PRAGMA application_id = 0; DROP TABLE kernel_choices");
+  CHECK_THROWS_WITH(ResultsDb::open(path), Contains("not a comera results database"));
+  CHECK(sql_int(path, "PRAGMA application_id") == 0);
+  // Another program's id on an empty database: not ours to fill.
+  const std::string theirs = dir.file("theirs.db");
+  sql_exec_create(theirs, "PRAGMA application_id = 42");
+  CHECK_THROWS_WITH(ResultsDb::open(theirs), Contains("application id 42") && Contains("not changed"));
+}
+
+TEST_CASE("worker ids: host, pid and start time; older and foreign forms", "[store]") {
+  const auto mine = parse_worker_id(default_worker_id());
+  REQUIRE(mine);
+  CHECK(mine->host == host_name());
+  CHECK(mine->pid == getpid());
+  REQUIRE(mine->start);
+  CHECK(*mine->start == process_start_time(getpid()));
+  const auto old = parse_worker_id("box:123");
+  REQUIRE(old);
+  CHECK(old->host == "box");
+  CHECK(old->pid == 123);
+  CHECK_FALSE(old->start);
+  CHECK(parse_worker_id("box:123:456")->start == 456u);
+  for (const char* other : {"w", "box:train:/runs/a.pt", "box:0", ":5", "box:x:5x"}) {
+    INFO(other);
+    CHECK_FALSE(parse_worker_id(other));
+  }
+  const pid_t child = fork();
+  REQUIRE(child >= 0);
+  if (child == 0) _exit(0);
+  waitpid(child, nullptr, 0);
+  CHECK_FALSE(process_start_time(child));
+}
+
+TEST_CASE("--db on a named pipe or /dev/null is refused at once, nothing created beside it",
+          "[store][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string pipe = dir.file("pipe");
+  REQUIRE(mkfifo(pipe.c_str(), 0600) == 0);
+  const bool had_journal = std::filesystem::exists("/dev/null-journal");
+  for (const std::string& target : {pipe, std::string("/dev/null")})
+    for (const std::string& args : {"runs list --db " + target, "db upgrade --db " + target,
+                                   "merge " + dir.file("none.db") + " -o " + target}) {
+      // timeout: opening a pipe blocks until someone writes to it.
+      const auto r = run_process(
+          {"/bin/sh", "-c", "timeout 20 " + comera::testing::cli_path() + " " + args}, "comera",
+          ErrorOutput::Merge);
+      INFO(args << "\n" << r.output);
+      CHECK(r.status == 1);
+      CHECK_THAT(r.output, Contains(target) && Contains("not a regular file"));
+    }
+  CHECK(std::filesystem::is_fifo(pipe));
+  CHECK(std::filesystem::exists("/dev/null-journal") == had_journal);
+  CHECK_FALSE(std::filesystem::exists(pipe + "-journal"));
+  CHECK_FALSE(std::filesystem::exists(pipe + "-wal"));
+}
+
+TEST_CASE("read-only databases and folders: reading commands work, writing ones name the file "
+          "and the fix before any work",
+          "[store][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string folder = dir.file("shelf");
+  const std::string path = folder + "/r.db";
+  {
+    auto db = ResultsDb::open(path);
+    const auto study = create_or_get_study(db, "s", json::object());
+    const auto ids = enqueue_trials(db, study, sweep_configs(2));
+    claim_next_trial(db, study.id, "w", test_environment());
+    finish_trial(db, ids[0], "w", TrialState::Complete, {{"eval_loss", 0.5}, {"size", 10}});
+  }
+  const std::string other = dir.file("other.db");
+  {
+    auto db = ResultsDb::open(other);
+    start_run(db, {{"lr", 1}}, "me", test_environment());
+  }
+  const std::string before = read_bytes(path);
+  for (const std::string& target : {folder, path}) {
+    INFO("read-only: " << target);
+    for (const std::string& args :
+         {"runs list --db " + path, "runs show 1 --db " + path, "db info --db " + path,
+          "query \"SELECT COUNT(*) AS n FROM trials\" --db " + path,
+          "export --per trial --db " + path, "pareto --study s --db " + path}) {
+      const auto r = comera::testing::run_cli_read_only(target, args);
+      if (!r) {
+        WARN("no way to make " << target << " read-only here (root without mount rights)");
+        return;
+      }
+      INFO(args << "\n" << r->output);
+      CHECK(r->status == 0);
+      CHECK_THAT(r->output, !Contains(": error:"));
+    }
+    for (const std::string& args : {"merge " + other + " -o " + path, "db upgrade --db " + path}) {
+      const auto r = comera::testing::run_cli_read_only(target, args);
+      REQUIRE(r);
+      INFO(args << "\n" << r->output);
+      CHECK(r->status == 1);
+      CHECK_THAT(r->output, Contains("'" + path + "'") && Contains("read-only") &&
+                                Contains("writable") && !Contains("trials added"));
+    }
+    CHECK(read_bytes(path) == before);
+  }
+}
+
+TEST_CASE("a running trial's writes wait out another process's long write lock", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("busy.db");
+  auto db = ResultsDb::open(path);
+  const auto study = create_or_get_study(db, "s", json::object());
+  const int64_t id = enqueue_trials(db, study, sweep_configs(1))[0];
+  claim_next_trial(db, study.id, "w", test_environment());
+  // A short busy timeout stands in for a lock held past the default's 10 s.
+  db.sql().setBusyTimeout(50);
+  // Runs fn while another process holds the write lock for a second; fn's error, if any.
+  auto while_locked = [&](const std::function<void()>& fn) {
+    int locked[2];
+    REQUIRE(pipe(locked) == 0);
+    const pid_t holder = fork();
+    REQUIRE(holder >= 0);
+    if (holder == 0) {
+      // Child: plain SQLite only, then _exit.
+      int code = 0;
+      try {
+        SQLite::Database other(path, SQLite::OPEN_READWRITE);
+        other.exec("BEGIN IMMEDIATE");
+        if (write(locked[1], "x", 1) != 1) code = 2;
+        std::this_thread::sleep_for(std::chrono::seconds(1));
+        other.exec("COMMIT");
+      } catch (const std::exception&) {
+        code = 1;
+      }
+      _exit(code);
+    }
+    close(locked[1]);
+    char signal = 0;
+    REQUIRE(read(locked[0], &signal, 1) == 1);
+    close(locked[0]);
+    std::string failure;
+    try {
+      fn();
+    } catch (const std::exception& e) {
+      failure = e.what();
+    }
+    int status = 0;
+    waitpid(holder, &status, 0);
+    CHECK(WIFEXITED(status));
+    CHECK(WEXITSTATUS(status) == 0);
+    return failure;
+  };
+  bool beat = false;
+  CHECK(while_locked([&] { beat = heartbeat(db, id, "w"); }) == "");
+  CHECK(beat);
+  CHECK(while_locked([&] { record_epoch(db, id, {0, 1, "early", {{"train_loss", 1.0}}, ""}); }) ==
+        "");
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs") == 1);
 }

@@ -9,6 +9,7 @@
 #include "search/sweep/trial_expansion.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/read_only.h"
 #include "tests/support/temp_dir.h"
 
 #include <SQLiteCpp/Column.h>
@@ -19,6 +20,7 @@
 
 #include <chrono>
 #include <csignal>
+#include <filesystem>
 #include <fstream>
 #include <set>
 #include <thread>
@@ -77,8 +79,69 @@ std::vector<Row> read_rows(const std::string& path) {
   return rows;
 }
 
+// The distinct objective names the database's trials recorded, in order.
+std::vector<std::string> objective_names(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db, "SELECT DISTINCT name FROM objectives ORDER BY name");
+  std::vector<std::string> names;
+  while (q.executeStep()) names.push_back(q.getColumn(0).getString());
+  return names;
+}
+
 // Trial 2 is the early-stage baseline, which stops where the late stage starts.
 int64_t expected_epochs(const Row& row, int epochs) { return row.number == 2 ? epochs / 2 : epochs; }
+
+// A process of this host standing in for a sweep worker: it reports its worker id, then lives
+// until end() (end() at once for a worker that is gone).
+class ChildWorker {
+ public:
+  ChildWorker() {
+    int id_pipe[2];
+    REQUIRE(pipe(id_pipe) == 0);
+    REQUIRE(pipe(end_pipe_) == 0);
+    pid_ = fork();
+    REQUIRE(pid_ >= 0);
+    if (pid_ == 0) {
+      // Child: no Catch2, no LibTorch, then _exit.
+      close(id_pipe[0]);
+      close(end_pipe_[1]);
+      const std::string id = store::default_worker_id();
+      const bool told = write(id_pipe[1], id.data(), id.size()) == static_cast<ssize_t>(id.size());
+      close(id_pipe[1]);
+      char end = 0;
+      const ssize_t ignored = read(end_pipe_[0], &end, 1);
+      (void)ignored;
+      _exit(told ? 0 : 1);
+    }
+    close(id_pipe[1]);
+    close(end_pipe_[0]);
+    char buffer[512];
+    for (ssize_t n; (n = read(id_pipe[0], buffer, sizeof buffer)) > 0;) id_.append(buffer, n);
+    close(id_pipe[0]);
+  }
+  ~ChildWorker() { end(); }
+  ChildWorker(const ChildWorker&) = delete;
+  ChildWorker& operator=(const ChildWorker&) = delete;
+
+  const std::string& id() const { return id_; }
+  pid_t pid() const { return pid_; }
+  // Ends the process and waits for it; its wait status.
+  int end() {
+    if (!ended_) {
+      close(end_pipe_[1]);
+      waitpid(pid_, &status_, 0);
+      ended_ = true;
+    }
+    return status_;
+  }
+
+ private:
+  pid_t pid_ = -1;
+  int end_pipe_[2] = {-1, -1};
+  std::string id_;
+  bool ended_ = false;
+  int status_ = -1;
+};
 
 SweepOptions quiet_options(const std::string& db) {
   SweepOptions o;
@@ -132,6 +195,8 @@ TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating"
   CHECK(db.execAndGet("SELECT COUNT(*) FROM layer_ranks").getInt() > 0);
   CHECK(db.execAndGet("SELECT json_extract(config, '$.kind') FROM trials WHERE number = 1")
             .getString() == "dense");
+  // The objective names a training spec may use are the ones its trials record.
+  CHECK(objective_names(dir.file("r.db")) == recorded_objectives(false));
 }
 
 TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-failed", "[sweep]") {
@@ -143,24 +208,25 @@ TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-
     auto db = store::ResultsDb::open(path);
     const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
     store::enqueue_trials(db, study, expand_trials(spec));
-    // Trial 1: a process of this host that has exited (its pid is free again).
-    const pid_t child = fork();
-    if (child == 0) _exit(0);
-    waitpid(child, nullptr, 0);
-    dead_worker = store::default_worker_id();
-    dead_worker = dead_worker.substr(0, dead_worker.rfind(':') + 1) + std::to_string(child);
+    // Trial 1: a process of this host that has exited.
+    ChildWorker gone;
+    gone.end();
+    dead_worker = gone.id();
     store::claim_next_trial(db, study.id, dead_worker, current_environment());
     // Trial 2: a worker elsewhere that went silent.
-    store::claim_next_trial(db, study.id, "elsewhere:1", current_environment());
+    store::claim_next_trial(db, study.id, "elsewhere:1:1", current_environment());
   }
-  std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z'");
+  }
   auto options = quiet_options(path);
-  options.stale_after_s = 0.01;
+  options.stale_after_s = 60;
   std::string said;
   options.on_message = [&said](const std::string& message) { said += message + "\n"; };
   const auto report = run_sweep(spec, options);
   CHECK_THAT(said, Contains("trial 1 was interrupted (its worker " + dead_worker + " is gone)"));
-  CHECK_THAT(said, Contains("1 running trial(s) had no heartbeat for 0.01 s: marked failed"));
+  CHECK_THAT(said, Contains("1 running trial(s) had no heartbeat for 60 s: marked failed"));
   CHECK(report.requeued == 1);
   CHECK(report.stale == 1);
   CHECK(report.states == std::map<std::string, size_t>{{"complete", 2}, {"failed", 1}});
@@ -177,6 +243,9 @@ TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-
   rows = read_rows(path);
   CHECK(rows[1].state == "complete");
   CHECK(rows[1].attempts == 2);
+  // Heartbeats come every 15 s: a shorter limit would fail live workers elsewhere.
+  options.stale_after_s = 59;
+  CHECK_THROWS_WITH(run_sweep(spec, options), Contains("--stale-after") && Contains("at least 60"));
 }
 
 TEST_CASE("the queue: claims among a shard's ids, single-trial re-queue", "[sweep][store]") {
@@ -358,6 +427,8 @@ TEST_CASE("step-measuring sweeps record time, memory and size per batch size", "
   CHECK(describe_states(report) == "4 trials: 4 complete");
 
   SQLite::Database db(dir.file("r.db"), SQLite::OPEN_READONLY);
+  // The objective names a step spec may use are the ones its trials record.
+  CHECK(objective_names(dir.file("r.db")) == recorded_objectives(true));
   auto objective = [&](const std::string& kind, int batch, const std::string& name) {
     SQLite::Statement q(db, "SELECT o.value FROM objectives o JOIN trials t ON t.id = o.trial_id "
                             "WHERE json_extract(t.config, '$.kind') = ? AND "
@@ -381,4 +452,122 @@ TEST_CASE("step-measuring sweeps record time, memory and size per batch size", "
   // Four sequences hold more activations than one; the dense model more than the tensorized.
   CHECK(objective("dense", 4, "peak_tensor_mb") > objective("dense", 1, "peak_tensor_mb"));
   CHECK(objective("dense", 1, "peak_tensor_mb") > objective("early", 1, "peak_tensor_mb"));
+}
+
+TEST_CASE("a live worker of this host keeps its trial whatever its heartbeat; a reused pid does "
+          "not",
+          "[sweep]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(tiny_sweep(1));
+  const std::string path = dir.file("r.db");
+  ChildWorker worker;
+  const std::string live = worker.id();
+  // The same pid, but a process that started at another time: the pid was reused.
+  const std::string reused = store::host_name() + ":" + std::to_string(worker.pid()) + ":1";
+  {
+    auto db = store::ResultsDb::open(path);
+    const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
+    store::enqueue_trials(db, study, expand_trials(spec));
+    store::claim_next_trial(db, study.id, live, current_environment());
+    store::claim_next_trial(db, study.id, reused, current_environment());
+  }
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE);
+    db.exec("UPDATE trials SET heartbeat_at = '2000-01-01T00:00:00.000Z'");
+  }
+  auto options = quiet_options(path);
+  options.stale_after_s = 60;
+  options.retry_failed = true;
+  std::string said;
+  options.on_message = [&said](const std::string& message) { said += message + "\n"; };
+  const auto report = run_sweep(spec, options);
+  INFO(said);
+  CHECK(report.stale == 0);
+  CHECK(report.retried == 0);
+  CHECK_THAT(said, Contains("trial 2 was interrupted (its worker " + reused + " is gone)"));
+  auto rows = read_rows(path);
+  REQUIRE(rows.size() == 3);
+  CHECK(rows[0].state == "running");  // left to its live worker, not failed, not run twice
+  CHECK(rows[0].worker == live);
+  CHECK(rows[0].attempts == 1);
+  CHECK(rows[1].state == "complete");
+  CHECK(rows[2].state == "complete");
+
+  // The worker ends without finishing: the next sweep runs its trial again.
+  CHECK(worker.end() == 0);
+  const auto after = run_sweep(spec, quiet_options(path));
+  CHECK(after.requeued == 1);
+  rows = read_rows(path);
+  CHECK(rows[0].state == "complete");
+  CHECK(rows[0].attempts == 2);
+}
+
+TEST_CASE("a study made with an unknown objective by older code takes the spec's objectives "
+          "while none of its trials is complete",
+          "[sweep]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(tiny_sweep(1));
+  const std::string path = dir.file("r.db");
+  {
+    auto db = store::ResultsDb::open(path);
+    const auto study = store::create_or_get_study(db, spec.name, spec.source, "eval_los:min");
+    const auto ids = store::enqueue_trials(db, study, expand_trials(spec));
+    store::claim_next_trial(db, study.id, "elsewhere:1", current_environment());
+    store::finish_trial(db, ids[0], "elsewhere:1", store::TrialState::Failed, {},
+                        "trial 1 of study 'tiny' completed without objective 'eval_los'");
+  }
+  auto options = quiet_options(path);
+  options.retry_failed = true;
+  options.max_trials = 1;
+  std::string said;
+  options.on_message = [&said](const std::string& message) { said += message + "\n"; };
+  const auto report = run_sweep(spec, options);
+  CHECK_THAT(said, Contains("'eval_los:min'") && Contains("'" + spec.objectives + "'"));
+  CHECK(report.retried == 1);
+  CHECK(report.ran == 1);
+  CHECK(read_rows(path)[0].state == "complete");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    CHECK(db.execAndGet("SELECT objectives FROM studies").getString() == spec.objectives);
+  }
+  // With a complete trial the objectives are settled: another list is refused, naming the fix.
+  json other = tiny_sweep(1);
+  other["objectives"] = "accuracy:max";
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(other), quiet_options(path)),
+                    Contains("study 'tiny'") && Contains(path) && Contains("accuracy:max") &&
+                        Contains("\"name\""));
+}
+
+TEST_CASE("comera sweep refuses a plot over its database and a read-only database before any "
+          "trial",
+          "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(1));
+  const std::string db = dir.file("r.db");
+  // The plot is checked before the database exists, by path; then by identity (a hard link).
+  for (const std::string& plot : {dir.file("sub/../r.db"), dir.file("alias.db")}) {
+    const auto r =
+        comera::testing::run_cli("sweep " + spec + " --db " + db + " --quiet --plot " + plot);
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("--plot") && Contains(plot) && !Contains("wrote"));
+    if (!std::filesystem::exists(db)) {
+      store::ResultsDb::open(db);
+      std::filesystem::create_hard_link(db, dir.file("alias.db"));
+    }
+    CHECK(read_rows(db).empty());
+  }
+  const auto r = comera::testing::run_cli_read_only(db, "sweep " + spec + " --db " + db + " --quiet");
+  if (!r) {
+    WARN("no way to make " << db << " read-only here (root without mount rights)");
+    return;
+  }
+  INFO(r->output);
+  CHECK(r->status == 1);
+  CHECK_THAT(r->output, Contains("'" + db + "'") && Contains("read-only") && !Contains("trial 1"));
+  CHECK(read_rows(db).empty());
 }

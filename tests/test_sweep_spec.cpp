@@ -195,6 +195,23 @@ TEST_CASE("sweep spec errors name the key and the fix", "[sweep]") {
                     Contains("trial {\"model.heads\":3,\"seed\":7}"));
 }
 
+TEST_CASE("objectives are names the trials record, checked when the spec is read", "[sweep]") {
+  json j = spec_with({{"gamma", {0.1}}});
+  j["objectives"] = "eval_los:min";
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("objectives: 'eval_los'") &&
+                                             Contains("eval_loss") && Contains("accuracy"));
+  j["objectives"] = "accuracy:max,compression:max,tokens_per_s:max";
+  CHECK(parse_sweep_spec(j).objectives == "accuracy:max,compression:max,tokens_per_s:max");
+  j["objectives"] = "eval_loss:least";
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("name:min or name:max"));
+  // Step-measuring trials record times and sizes, not losses.
+  j["measure"] = "step";
+  j["objectives"] = "eval_loss:min";
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("'eval_loss'") && Contains("peak_tensor_mb"));
+  j["objectives"] = "step_time_ms:min,size_mb:min";
+  CHECK_NOTHROW(parse_sweep_spec(j));
+}
+
 TEST_CASE("a dense baseline starts from the dense build's pre-training checkpoint", "[sweep]") {
   json j = spec_with({{"set", {{"training.init_from", {"results/checkpoints/pre.pt"}}}}});
   j["baselines"] = {"dense"};

@@ -2,13 +2,13 @@
 
 #include "core/data/mnli.h"
 #include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "core/util/process.h"
 #include "core/util/random.h"
 
 #include <algorithm>
 #include <cstdlib>
 #include <filesystem>
-#include <fstream>
 #include <limits>
 #include <map>
 #include <sstream>
@@ -223,6 +223,14 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
     throw Error("dev and test fractions must be >= 0 and leave room for train");
   if (options.max_per_module < 0) throw Error("max_per_module must be >= 0 (0 = all)");
   if (options.train_negatives < 1) throw Error("train_negatives must be >= 1");
+  // The splits, then the summary: checked before any work, each written whole.
+  std::vector<OutputFile> outputs;
+  const auto output = [&](const std::string& name) {
+    outputs.emplace_back((fs::path(options.out_dir) / name).string(), "--out",
+                         std::vector<std::string>{});
+  };
+  for (const std::string split : kSplitNames) output(split + ".jsonl");
+  output("summary.json");
 
   DocstringPairSummary summary;
   summary.python = options.python;
@@ -281,7 +289,6 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
   const auto splits =
       assign_splits(modules, {train_share, options.dev_fraction, options.test_fraction}, rng);
 
-  fs::create_directories(options.out_dir);
   DocstringPairSplit* results[] = {&summary.train, &summary.dev, &summary.test};
   int64_t prompt = 0;
   for (size_t s = 0; s < 3; ++s) {
@@ -350,17 +357,17 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
       }
     }
     split_rng.shuffle(rows);
-    result.file = (fs::path(options.out_dir) / (std::string(kSplitNames[s]) + ".jsonl")).string();
+    result.file = outputs[s].path();
     result.modules = static_cast<int64_t>(split.modules.size());
     result.pairs = static_cast<int64_t>(rows.size());
-    std::ofstream out(result.file, std::ios::binary);
-    for (const auto& row : rows) out << row.dump() << '\n';
-    if (!out) throw Error("cannot write " + result.file + "; check that the folder is writable");
+    outputs[s].write_text([&](std::ostream& out) {
+      for (const auto& row : rows) out << row.dump() << '\n';
+    });
     log(std::string(kSplitNames[s]) + ": " + std::to_string(result.pairs) + " pairs from " +
         std::to_string(result.functions) + " functions in " + std::to_string(result.modules) +
         " modules -> " + result.file);
   }
-  std::ofstream(fs::path(options.out_dir) / "summary.json") << summary.to_json().dump(2) << '\n';
+  outputs[3].write_text([&](std::ostream& out) { out << summary.to_json().dump(2) << '\n'; });
   return summary;
 }
 

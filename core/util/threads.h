@@ -4,7 +4,13 @@
 
 namespace comera {
 
-// n <= 0 means all hardware threads. Returns the count in force.
+// The cores this process may run on (its CPU affinity, e.g. under taskset or a container's
+// cpuset), at least 1.
+int available_cores();
+
+// n == 0 means all available cores; more than them is capped to them (threads beyond the cores
+// only wait on each other at every parallel region). Throws comera::Error for n < 0. Returns the
+// count in force.
 int configure_threads(int n);
 
 // While alive, ATen ops and BLAS calls made by this thread use at most n threads (OpenMP's

@@ -41,10 +41,8 @@ int info(int argc, char** argv) {
                         {"bytes", std::filesystem::file_size(db.path())},
                         {"schema_version", store::schema_version(db.sql())},
                         {"journal_mode", db.sql().execAndGet("PRAGMA journal_mode").getString()}};
-  for (const char* table : {"studies", "trials", "epochs", "epoch_metrics", "objectives",
-                            "layer_ranks", "kernel_choices"})
-    out["rows"][table] =
-        db.sql().execAndGet(std::string("SELECT COUNT(*) FROM ") + table).getInt64();
+  for (const auto& table : store::results_tables())
+    out["rows"][table] = db.sql().execAndGet("SELECT COUNT(*) FROM " + table).getInt64();
   SQLite::Statement states(db.sql(),
                            "SELECT s.name, t.state, COUNT(t.id) FROM studies s LEFT JOIN trials t "
                            "ON t.study_id = s.id GROUP BY s.id, t.state ORDER BY s.id, t.state");

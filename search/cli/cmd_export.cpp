@@ -1,11 +1,12 @@
 // `comera export`: the results database as one flat CSV or JSON-lines table.
 #include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/store/export_table.h"
 
-#include <fstream>
 #include <iostream>
+#include <optional>
 
 namespace comera::cli {
 namespace {
@@ -29,24 +30,26 @@ int run(int argc, char** argv) {
     throw Error("--format " + format + " is not known: use csv or jsonl");
   if (per != "epoch" && per != "trial")
     throw Error("--per " + per + " is not known: use epoch or trial");
+  const std::string output = (*parsed)["output"].as<std::string>();
+  std::optional<OutputFile> file;
+  if (!output.empty()) file.emplace(output, "--output", std::vector<std::string>{db_path(*parsed)});
   auto db = store::ResultsDb::open(db_path(*parsed), store::ResultsDb::Mode::ReadOnly);
   const auto table = store::export_table(
       db, per == "epoch" ? store::ExportGrain::Epoch : store::ExportGrain::Trial,
       (*parsed)["study"].as<std::string>());
-  const std::string output = (*parsed)["output"].as<std::string>();
-  std::ofstream file;
-  if (!output.empty()) {
-    file.open(output);
-    if (!file) throw Error("cannot write " + output + ": check the folder exists and is writable");
+  const auto write = [&](std::ostream& out) {
+    if (format == "csv")
+      store::write_csv(out, table);
+    else
+      store::write_jsonl(out, table);
+  };
+  if (!file) {
+    write(std::cout);
+    return 0;
   }
-  std::ostream& out = output.empty() ? std::cout : file;
-  if (format == "csv")
-    store::write_csv(out, table);
-  else
-    store::write_jsonl(out, table);
-  if (!output.empty())
-    std::cerr << "wrote " << table.rows.size() << " rows x " << table.columns.size()
-              << " columns to " << output << "\n";
+  file->write_text(write);
+  std::cerr << "wrote " << table.rows.size() << " rows x " << table.columns.size()
+            << " columns to " << output << "\n";
   return 0;
 }
 

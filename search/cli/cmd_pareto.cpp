@@ -1,10 +1,12 @@
 // `comera pareto`: the non-dominated trials of a study, their hypervolume, and a plot.
 #include "core/util/error.h"
+#include "core/util/output_file.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/pareto/front_report.h"
 
 #include <iostream>
+#include <optional>
 
 namespace comera::cli {
 namespace {
@@ -42,6 +44,9 @@ int run(int argc, char** argv) {
       query.where.push_back(pareto::parse_condition(text));
   if (r.count("ref")) query.reference = number_list_flag(r, "ref");
 
+  std::optional<OutputFile> png;
+  if (!r["plot"].as<std::string>().empty())
+    png.emplace(r["plot"].as<std::string>(), "--plot", std::vector<std::string>{db_path(r)});
   auto db = store::ResultsDb::open(db_path(r), store::ResultsDb::Mode::ReadOnly);
   const auto result = pareto::study_front(db, query);
   const bool all = r.count("all") > 0;
@@ -52,10 +57,9 @@ int run(int argc, char** argv) {
   else
     std::cout << pareto::front_json(result, all).dump(2) << "\n";
 
-  const std::string png = r["plot"].as<std::string>();
-  if (!png.empty()) {
-    pareto::write_png(pareto::front_plot(result), png);
-    std::cerr << "wrote " << png << "\n";
+  if (png) {
+    png->write([&](const std::string& file) { pareto::write_png(pareto::front_plot(result), file); });
+    std::cerr << "wrote " << png->path() << "\n";
   }
   return 0;
 }

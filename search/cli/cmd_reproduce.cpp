@@ -1,18 +1,17 @@
 // `comera reproduce NAME`: runs one of the paper's tables (scaled down, or --full) as a sweep and
 // prints our figures beside the published ones; the table also goes to results/reproduce/.
+#include "core/util/error.h"
 #include "core/util/format.h"
+#include "core/util/output_file.h"
+#include "search/cli/command.h"
 #include "search/cli/stop_signals.h"
 #include "search/cli/training_output.h"
-#include "core/util/error.h"
-#include "search/cli/command.h"
 #include "search/reproduce/comparison_table.h"
 #include "search/reproduce/paper_spec.h"
 #include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/sweep_spec.h"
 
-#include <filesystem>
-#include <fstream>
 #include <iostream>
 
 namespace comera::cli {
@@ -57,6 +56,7 @@ int run(int argc, char** argv) {
   const std::string db_file = r["db"].as<std::string>().empty() ? stem + ".db" : r["db"].as<std::string>();
   const std::string md_file = r["out"].as<std::string>().empty() ? stem + ".md" : r["out"].as<std::string>();
   const std::string reference = r["reference"].as<std::string>();
+  const OutputFile md(md_file, "--out", {db_file, reference, spec.file});
 
   const std::string run_note =
       full ? std::string("the paper's configuration (--full)")
@@ -85,15 +85,14 @@ int run(int argc, char** argv) {
   reproduce::write_text(std::cout, table);
   for (const auto& note : spec.notes) std::cout << "- " << note << "\n";
 
-  std::filesystem::create_directories(std::filesystem::absolute(md_file).parent_path());
-  std::ofstream md(md_file);
-  if (!md) throw Error("cannot write " + md_file + " (check the folder is writable, or give --out)");
-  md << "# " << spec.title << "\n\nRun: " << run_note << ". Trials: " << sweep::describe_states(report)
-     << ", in `" << db_file << "` (study `" << spec.name << "`). Published figures: `" << reference
-     << "`.\n\n";
-  reproduce::write_markdown(md, table);
-  if (!spec.notes.empty()) md << "\n";
-  for (const auto& note : spec.notes) md << "- " << note << "\n";
+  md.write_text([&](std::ostream& out) {
+    out << "# " << spec.title << "\n\nRun: " << run_note << ". Trials: " << sweep::describe_states(report)
+        << ", in `" << db_file << "` (study `" << spec.name << "`). Published figures: `" << reference
+        << "`.\n\n";
+    reproduce::write_markdown(out, table);
+    if (!spec.notes.empty()) out << "\n";
+    for (const auto& note : spec.notes) out << "- " << note << "\n";
+  });
   std::cerr << "wrote " << md_file << std::endl;
   return report.states.count("failed") ? 1 : 0;
 }

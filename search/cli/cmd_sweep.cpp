@@ -1,18 +1,21 @@
 // `comera sweep SPEC`: runs a sweep's trials into a results database (resumable, shardable, safe
 // with several processes on one database), then prints the study's Pareto front.
+#include "core/util/error.h"
 #include "core/util/format.h"
+#include "core/util/output_file.h"
+#include "search/cli/command.h"
 #include "search/cli/stop_signals.h"
 #include "search/cli/training_output.h"
-#include "core/util/error.h"
-#include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/pareto/front_report.h"
+#include "search/runs/trial_recorder.h"
 #include "search/store/flat_table.h"
 #include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/trial_expansion.h"
 
 #include <iostream>
+#include <optional>
 
 namespace comera::cli {
 namespace {
@@ -47,14 +50,17 @@ int run(int argc, char** argv) {
       "sweep",
       "Run a sweep spec's trials into a results database. Running the same command again\n"
       "resumes: finished trials are kept, trials of a killed process are run again, trials of\n"
-      "a silent worker elsewhere are marked failed. Several processes (or machines, with\n"
+      "a silent worker on another host are marked failed. Several processes (or machines, with\n"
       "--shard and `comera merge`) may share the work.");
   add_db_option(options);
   options.add_options()("spec", "Sweep spec (JSON), e.g. experiments/sweeps/quickstart.json",
                         cxxopts::value<std::string>())(
       "shard", "Run only shard i of N (1-based), e.g. 2/4", cxxopts::value<std::string>()->default_value("1/1"))(
       "retry-failed", "Queue the failed trials again first")(
-      "stale-after", "Seconds without a heartbeat after which a running trial is failed",
+      "stale-after",
+      "Seconds without a heartbeat after which a running trial of another host is failed (at "
+      "least " + std::to_string(kMinStaleAfter.count()) +
+          "; trials of this host last as long as their process)",
       cxxopts::value<double>()->default_value("300"))(
       "max-trials", "Run at most this many trials, then stop (0: all)",
       cxxopts::value<int64_t>()->default_value("0"))(
@@ -78,6 +84,10 @@ int run(int argc, char** argv) {
 
   sweep::SweepOptions so;
   so.db_path = db_path(r);
+  std::optional<OutputFile> png;
+  if (!r["plot"].as<std::string>().empty())
+    png.emplace(r["plot"].as<std::string>(), "--plot",
+                std::vector<std::string>{so.db_path, spec.file, r["reference"].as<std::string>()});
   so.shard = shard;
   so.retry_failed = r.count("retry-failed") > 0;
   so.stale_after_s = r["stale-after"].as<double>();
@@ -100,10 +110,9 @@ int run(int argc, char** argv) {
     const auto front = pareto::study_front(db, {spec.name, "", {}, {}});
     std::cout << "\n";
     pareto::write_front_text(std::cout, front, false);
-    const std::string png = r["plot"].as<std::string>();
-    if (!png.empty()) {
-      pareto::write_png(pareto::front_plot(front), png);
-      std::cerr << "wrote " << png << std::endl;
+    if (png) {
+      png->write([&](const std::string& file) { pareto::write_png(pareto::front_plot(front), file); });
+      std::cerr << "wrote " << png->path() << std::endl;
     }
   }
   return report.states.count("failed") ? 1 : 0;

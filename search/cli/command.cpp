@@ -2,6 +2,7 @@
 
 #include "core/util/allocator.h"
 #include "core/util/comma_list.h"
+#include "core/util/error.h"
 #include "core/util/threads.h"
 
 #include <iostream>
@@ -20,7 +21,8 @@ Register::Register(std::string name, std::string summary, std::function<int(int,
 cxxopts::Options make_options(const std::string& name, const std::string& description) {
   cxxopts::Options options("comera " + name, description);
   options.add_options()("h,help", "Show this help")(
-      "threads", "Intra-op threads (0 = all cores)", cxxopts::value<int>()->default_value("0"));
+      "threads", "Intra-op threads (0 = all cores; more than the cores are capped)",
+      cxxopts::value<int>()->default_value("0"));
   return options;
 }
 
@@ -30,7 +32,15 @@ std::optional<cxxopts::ParseResult> parse(cxxopts::Options& options, int argc, c
     std::cout << options.help() << std::endl;
     return std::nullopt;
   }
-  configure_threads(result["threads"].as<int>());
+  const int threads = result["threads"].as<int>();
+  const int cores = available_cores();
+  if (threads < 0)
+    throw Error("--threads " + std::to_string(threads) + ": give 0 (all cores) or a count from 1 to " +
+                std::to_string(cores));
+  if (threads > cores)
+    std::cerr << "note: --threads " << threads << " is more than the " << cores
+              << " cores this process may use: using " << cores << std::endl;
+  configure_threads(threads);
   retain_freed_memory();
   return result;
 }

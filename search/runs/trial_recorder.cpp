@@ -5,6 +5,33 @@
 
 namespace comera {
 
+namespace {
+
+// An epoch's values by name (recorded_metric_names reads the names from here too).
+std::map<std::string, double> epoch_values(const EpochMetrics& m) {
+  return {{"train_loss", m.train_loss},
+          {"train_accuracy", m.train_accuracy},
+          {"eval_loss", m.eval_loss},
+          {"accuracy", m.accuracy},
+          {"size", static_cast<double>(m.size.total_params)},
+          {"tensorized_size", static_cast<double>(m.size.tensorized)},
+          {"size_mb", m.size.megabytes()},
+          {"surrogate", m.surrogate},
+          {"compression", m.size.compression()},
+          {"step_time_ms", m.step_time_ms},
+          {"tokens_per_s", m.tokens_per_s},
+          {"peak_mem_mb", m.peak_mem_mb},
+          {"elapsed_s", m.elapsed_s}};
+}
+
+}  // namespace
+
+std::vector<std::string> recorded_metric_names() {
+  std::vector<std::string> names;
+  for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
+  return names;
+}
+
 nlohmann::json trial_config(const nlohmann::json& experiment, uint64_t seed) {
   auto config = experiment;
   config["seed"] = seed;
@@ -24,19 +51,7 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
   record.epoch = m.epoch;
   record.step = m.step;
   record.stage = m.stage;
-  record.metrics = {{"train_loss", m.train_loss},
-                    {"train_accuracy", m.train_accuracy},
-                    {"eval_loss", m.eval_loss},
-                    {"accuracy", m.accuracy},
-                    {"size", static_cast<double>(m.size.total_params)},
-                    {"tensorized_size", static_cast<double>(m.size.tensorized)},
-                    {"size_mb", m.size.megabytes()},
-                    {"surrogate", m.surrogate},
-                    {"compression", m.size.compression()},
-                    {"step_time_ms", m.step_time_ms},
-                    {"tokens_per_s", m.tokens_per_s},
-                    {"peak_mem_mb", m.peak_mem_mb},
-                    {"elapsed_s", m.elapsed_s}};
+  record.metrics = epoch_values(m);
   if (m.partial) record.metrics["partial"] = 1;
   store::record_epoch(db_, trial_id_, record);
   std::vector<store::LayerRanks> ranks;
@@ -48,7 +63,7 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
 
 void TrialRecorder::heartbeat() {
   const auto now = std::chrono::steady_clock::now();
-  if (now - last_beat_ < std::chrono::minutes(1)) return;
+  if (now - last_beat_ < kHeartbeatInterval) return;
   last_beat_ = now;
   store::heartbeat(db_, trial_id_, worker_);
 }

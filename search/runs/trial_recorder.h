@@ -9,8 +9,18 @@
 
 #include <chrono>
 #include <string>
+#include <vector>
 
 namespace comera {
+
+// How often a running trial writes its heartbeat, at most (training steps drive it). A trial on
+// another host is declared dead by heartbeat age alone, and the process judging it does not know
+// this one's settings, so sweeps accept no staleness limit below kMinStaleAfter: four beats.
+inline constexpr std::chrono::seconds kHeartbeatInterval{15};
+inline constexpr std::chrono::seconds kMinStaleAfter = 4 * kHeartbeatInterval;
+
+// The metrics TrialRecorder::epoch records every epoch: the objectives a training trial can have.
+std::vector<std::string> recorded_metric_names();
 
 // The run's config as stored with its trial: the experiment, with the seed at the top level
 // (the store's seed column).
@@ -24,7 +34,7 @@ class TrialRecorder {
   // Records the epoch's metrics (the store's standard names plus train_accuracy,
   // tensorized_size, size_mb, elapsed_s) and the effective ranks of every tensorized layer.
   void epoch(const EpochMetrics& metrics);
-  // Refreshes the heartbeat at most once a minute; cheap enough to call every step.
+  // Refreshes the heartbeat at most every kHeartbeatInterval; cheap enough to call every step.
   void heartbeat();
   // Complete (objectives: the last epoch's metrics), diverged, or killed (a step limit or an
   // interruption: resumable).

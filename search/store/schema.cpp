@@ -137,6 +137,12 @@ const std::vector<Migration>& migrations() {
 
 int latest_schema_version() { return migrations().back().to_version; }
 
+const std::vector<std::string>& results_tables() {
+  static const std::vector<std::string> tables = {
+      "studies", "trials", "epochs", "epoch_metrics", "objectives", "layer_ranks", "kernel_choices"};
+  return tables;
+}
+
 int schema_version(SQLite::Database& db) {
   if (!db.tableExists("schema_version")) return 0;
   return db.execAndGet("SELECT COALESCE(MAX(version), 0) FROM schema_version").getInt();

@@ -19,6 +19,10 @@ struct Migration {
 const std::vector<Migration>& migrations();
 int latest_schema_version();
 
+// The data tables of every schema version (schema_version aside): a comera database made before
+// comera set SQLite's application_id is recognised by having all of them.
+const std::vector<std::string>& results_tables();
+
 // Version recorded in the schema_version table; 0 when the table does not exist.
 int schema_version(SQLite::Database& db);
 

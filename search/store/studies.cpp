@@ -60,6 +60,19 @@ Study create_or_get_study(ResultsDb& db, const std::string& name, const nlohmann
   return study;
 }
 
+bool replace_objectives(ResultsDb& db, const std::string& name, const std::string& objectives) {
+  parse_objectives(objectives);
+  return db.write([&] {
+    SQLite::Statement update(
+        db.sql(),
+        "UPDATE studies SET objectives = ? WHERE name = ? AND NOT EXISTS (SELECT 1 FROM trials t "
+        "WHERE t.study_id = studies.id AND t.state IN ('complete', 'running'))");
+    update.bind(1, objectives);
+    update.bind(2, name);
+    return update.exec() == 1;
+  });
+}
+
 std::optional<Study> find_study(ResultsDb& db, const std::string& name) {
   SQLite::Statement select(db.sql(), std::string(kSelectStudy) + " WHERE name = ?");
   select.bind(1, name);

@@ -36,6 +36,11 @@ std::vector<Objective> parse_objectives(const std::string& text);
 Study create_or_get_study(ResultsDb& db, const std::string& name, const nlohmann::json& spec,
                           const std::string& objectives = kDefaultObjectives);
 
+// Gives an existing study other objectives while none of its trials is complete or running (so
+// a study made with a misspelt objective, whose trials all failed at their end, is not stuck
+// with it); false, changing nothing, otherwise.
+bool replace_objectives(ResultsDb& db, const std::string& name, const std::string& objectives);
+
 std::optional<Study> find_study(ResultsDb& db, const std::string& name);
 std::vector<Study> list_studies(ResultsDb& db);
 

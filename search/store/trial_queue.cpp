@@ -6,7 +6,6 @@
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
-#include <unistd.h>
 
 #include <array>
 #include <cstdio>
@@ -119,12 +118,6 @@ int requeue_where(SQLite::Database& db, const std::string& where,
 
 }  // namespace
 
-std::string default_worker_id() {
-  std::array<char, 256> host{};
-  gethostname(host.data(), host.size() - 1);
-  return std::string(host.data()) + ":" + std::to_string(getpid());
-}
-
 std::vector<int64_t> enqueue_trials(ResultsDb& db, const Study& study,
                                     const std::vector<nlohmann::json>& configs) {
   return db.write([&] {
@@ -185,11 +178,13 @@ bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker) {
 }
 
 bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker) {
-  SQLite::Statement beat(db.sql(), "UPDATE trials SET heartbeat_at = " COMERA_SQL_NOW
-                                   " WHERE id = ? AND worker = ? AND state = 'running'");
-  beat.bind(1, trial_id);
-  beat.bind(2, worker);
-  return beat.exec() == 1;
+  return db.write([&] {
+    SQLite::Statement beat(db.sql(), "UPDATE trials SET heartbeat_at = " COMERA_SQL_NOW
+                                     " WHERE id = ? AND worker = ? AND state = 'running'");
+    beat.bind(1, trial_id);
+    beat.bind(2, worker);
+    return beat.exec() == 1;
+  });
 }
 
 void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,
@@ -227,16 +222,29 @@ void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, Tr
   });
 }
 
-int mark_stale_trials(ResultsDb& db, double max_age_s) {
+int mark_stale_trials(ResultsDb& db, double max_age_s,
+                      const std::function<bool(const std::string& worker)>& by_heartbeat) {
   return db.write([&] {
-    SQLite::Statement update(
+    SQLite::Statement silent(
+        db.sql(),
+        "SELECT id, COALESCE(worker, '') FROM trials WHERE state = 'running' AND heartbeat_at < "
+        "strftime('%Y-%m-%dT%H:%M:%fZ', 'now', printf('-%f seconds', ?))");
+    silent.bind(1, max_age_s);
+    std::vector<int64_t> stale;
+    while (silent.executeStep())
+      if (by_heartbeat(silent.getColumn(1).getString())) stale.push_back(silent.getColumn(0).getInt64());
+    SQLite::Statement fail(
         db.sql(),
         "UPDATE trials SET state = 'failed', ended_at = " COMERA_SQL_NOW
-        ", error = printf('no heartbeat for more than %g s from worker %s (presumed dead)', ?1, "
-        "worker) WHERE state = 'running' AND heartbeat_at < strftime('%Y-%m-%dT%H:%M:%fZ', "
-        "'now', printf('-%f seconds', ?1))");
-    update.bind(1, max_age_s);
-    return update.exec();
+        ", error = printf('no heartbeat for more than %g s from worker %s (presumed dead)', ?, "
+        "worker) WHERE id = ?");
+    for (int64_t id : stale) {
+      fail.bind(1, max_age_s);
+      fail.bind(2, id);
+      fail.exec();
+      fail.reset();
+    }
+    return static_cast<int>(stale.size());
   });
 }
 

@@ -5,17 +5,16 @@
 #include "search/store/objectives.h"
 #include "search/store/studies.h"
 #include "search/store/trials.h"
+#include "search/store/worker_id.h"
 
 #include <nlohmann/json.hpp>
 
+#include <functional>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace comera::store {
-
-// "host:pid": who holds a running trial.
-std::string default_worker_id();
 
 // Adds one queued trial per config (stored canonical; its "seed" key, when an integer, fills the
 // seed column). A config already in the study is not added again: returns each config's trial id.
@@ -54,8 +53,11 @@ bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker);
 void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,
                   const ObjectiveValues& objectives = {}, const std::string& error = "");
 
-// Marks running trials whose heartbeat is older than max_age_s as failed; returns how many.
-int mark_stale_trials(ResultsDb& db, double max_age_s);
+// Marks running trials whose heartbeat is older than max_age_s as failed, among those whose
+// worker by_heartbeat accepts (a worker whose process can be looked up is judged by that
+// instead); returns how many.
+int mark_stale_trials(ResultsDb& db, double max_age_s,
+                      const std::function<bool(const std::string& worker)>& by_heartbeat);
 
 // Puts the study's failed trials back in the queue, dropping their partial results.
 int requeue_failed(ResultsDb& db, int64_t study_id);

@@ -1,7 +1,9 @@
 #include "search/sweep/sweep_runner.h"
 
+#include "core/util/error.h"
 #include "core/util/format.h"
 #include "search/environment.h"
+#include "search/runs/trial_recorder.h"
 #include "search/store/canonical_json.h"
 #include "search/store/trial_queue.h"
 #include "search/sweep/trial_expansion.h"
@@ -69,6 +71,12 @@ std::string describe_states(const SweepReport& report) {
 
 SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const auto start = Clock::now();
+  if (!(options.stale_after_s >= static_cast<double>(kMinStaleAfter.count())))
+    throw Error("stale after " + number_text(options.stale_after_s) +
+                " s (--stale-after): give at least " + std::to_string(kMinStaleAfter.count()) +
+                " s; running trials write a heartbeat every " +
+                std::to_string(kHeartbeatInterval.count()) +
+                " s, so a shorter limit declares live workers on other hosts dead");
   const auto configs = expand_trials(spec);
   std::vector<nlohmann::json> mine;
   for (size_t p : shard_positions(configs.size(), options.shard)) mine.push_back(configs[p]);
@@ -80,6 +88,16 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   report.study = spec.name;
   report.trials = mine.size();
   auto db = store::ResultsDb::open(options.db_path);
+  if (const auto old = store::find_study(db, spec.name); old && old->objectives != spec.objectives) {
+    if (!store::replace_objectives(db, spec.name, spec.objectives))
+      throw Error("study '" + spec.name + "' in " + db.path() + " has objectives '" +
+                  old->objectives + "', not the spec's '" + spec.objectives +
+                  "', and complete or running trials: give the spec its objectives back, or "
+                  "another \"name\" for a new study");
+    say("study " + spec.name + " in " + db.path() + " had objectives '" + old->objectives +
+        "' and no complete trial: now '" + spec.objectives +
+        "' (--retry-failed runs its failed trials again)");
+  }
   const auto study = store::create_or_get_study(db, spec.name, spec.source, spec.objectives);
   if (store::canonical_json(study.spec) != store::canonical_json(spec.source))
     say("note: study " + spec.name + " in " + db.path() +
@@ -94,7 +112,9 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       say("trial " + std::to_string(t.number) + " was interrupted: back in the queue, to resume from its checkpoint");
       ++report.requeued;
     }
-  report.stale = static_cast<size_t>(store::mark_stale_trials(db, options.stale_after_s));
+  // Trials of live processes here are never stale: local_worker_gone answers for those.
+  report.stale = static_cast<size_t>(store::mark_stale_trials(
+      db, options.stale_after_s, [](const std::string& w) { return !judged_by_process(w); }));
   if (report.stale)
     say(std::to_string(report.stale) + " running trial(s) had no heartbeat for " +
         number_text(options.stale_after_s) + " s: marked failed (--retry-failed runs them again)");

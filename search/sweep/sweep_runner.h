@@ -18,7 +18,9 @@ struct SweepOptions {
   std::string db_path;
   Shard shard;
   bool retry_failed = false;     // put failed trials back in the queue first
-  double stale_after_s = 300;    // a running trial without a heartbeat this long is failed
+  // A running trial of another host without a heartbeat this long is failed (at least
+  // kMinStaleAfter); one of this host is re-queued once its process is gone, never before.
+  double stale_after_s = 300;
   int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
   TrialReporting trials;         // how trials report (data loaded, progress, epochs, failures)
   // The sweep's own messages, one line each (trials starting and ending, requeued and stale

@@ -2,9 +2,12 @@
 
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "search/runs/trial_recorder.h"
+#include "search/store/studies.h"
 #include "search/sweep/published_figures.h"
 #include "search/sweep/shape_choices.h"
 
+#include <algorithm>
 #include <filesystem>
 
 namespace comera::sweep {
@@ -199,6 +202,15 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
     }
     spec.objectives = r.string("objectives", spec.step ? "step_time_ms:min,peak_tensor_mb:min"
                                                        : "eval_loss:min,size:min");
+    // A name no trial records would fail every trial at its end.
+    const auto known = recorded_objectives(spec.step.has_value());
+    for (const auto& objective : store::parse_objectives(spec.objectives))
+      if (std::find(known.begin(), known.end(), objective.name) == known.end()) {
+        std::string names;
+        for (const auto& name : known) names += (names.empty() ? "" : ", ") + name;
+        throw Error("objectives: '" + objective.name + "' is not recorded by " +
+                    (spec.step ? "step-measuring" : "training") + " trials; use one of " + names);
+      }
 
     const auto axes = r.object("axes");
     const nlohmann::json& base_training = spec.base.value("training", nlohmann::json::object());
@@ -275,6 +287,13 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
   } catch (const Error& e) {
     throw Error((file.empty() ? std::string("sweep spec") : file) + ": " + e.what());
   }
+}
+
+std::vector<std::string> recorded_objectives(bool step_measure) {
+  if (!step_measure) return recorded_metric_names();
+  // As TrialRunner's step measurement records them (search/sweep/trial_runner.cpp).
+  return {"compression",      "peak_mem_mb",  "peak_tensor_mb", "size", "size_mb",
+          "step_time_min_ms", "step_time_ms", "tokens_per_s"};
 }
 
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference) {

@@ -48,7 +48,8 @@ struct StepMeasure {
 struct SweepSpec {
   std::string file;  // where it was read from ("" when parsed from JSON)
   std::string name, description;
-  std::string objectives;      // default "eval_loss:min,size:min" ("step_time_ms:min,peak_tensor_mb:min" for steps)
+  std::string objectives;      // default "eval_loss:min,size:min" ("step_time_ms:min,peak_tensor_mb:min" for steps);
+                               // only names recorded_objectives gives
   nlohmann::json base;         // the resolved base experiment, "overrides" applied
   Sampling sampling;
   std::vector<Axis> axes;      // seeds first (outermost), targets last (innermost)
@@ -71,6 +72,10 @@ inline const char* const kRankCapLabel = "rank_cap";
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference = "");
 SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file = "",
                            const std::string& reference = "");
+
+// The objectives a sweep's trials can have: the metrics a training trial records every epoch, or
+// the times and sizes a step-measuring trial records.
+std::vector<std::string> recorded_objectives(bool step_measure);
 
 // Sets value at a dotted path ("training.early_stage.gamma"), creating objects on the way; a
 // null value deletes the key.
