@@ -6,6 +6,7 @@
 #include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
+#include "core/util/output_file.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/cli/stop_signals.h"
@@ -46,8 +47,9 @@ std::optional<TrialLink> read_link(const std::string& checkpoint) {
 }
 
 void write_link(const std::string& checkpoint, const TrialLink& link) {
-  std::filesystem::create_directories(std::filesystem::absolute(checkpoint).parent_path());
-  std::ofstream(link_file(checkpoint)) << nlohmann::json{{"db", link.db}, {"trial", link.trial}}.dump();
+  OutputFile(link_file(checkpoint), "--checkpoint", {link.db}).write_text([&](std::ostream& out) {
+    out << nlohmann::json{{"db", link.db}, {"trial", link.trial}}.dump();
+  });
 }
 
 // The experiment file with the command line's overrides, read through the file's own checks:
