@@ -1,6 +1,6 @@
 #pragma once
 // What a model needs to know of the data it is built for: the vocabulary (its size and the
-// ids masking may use or must spare) and the tokens per example.
+// ids masking may use or must spare), the tokens per example and the classes its labels need.
 #include <cstdint>
 #include <vector>
 
@@ -11,6 +11,7 @@ struct DataInfo {
   int64_t mask_id = -1;              // [MASK], or -1 when the vocabulary has none
   std::vector<int64_t> special_ids;  // never masked ([PAD], [CLS], [SEP])
   int64_t max_length = 0;            // tokens per example at most; 0: unknown
+  int64_t classes = 0;               // the largest label + 1; 0: no labels read
 };
 
 }  // namespace comera

@@ -170,7 +170,13 @@ class TransformerKind : public ModelKind {
       throw Error("the vocabulary has " + std::to_string(data.vocab_size) +
                   " tokens but model.vocab is " + std::to_string(c.vocab) +
                   " (raise model.vocab to at least the vocabulary size)");
-    if (task.kind == kClassification) return std::make_unique<ClassificationTask>(c);
+    if (task.kind == kClassification) {
+      if (data.classes > c.classes)
+        throw Error("model.classes is " + std::to_string(c.classes) + " but the data has labels up to " +
+                    std::to_string(data.classes - 1) + " (set model.classes to at least " +
+                    std::to_string(data.classes) + ")");
+      return std::make_unique<ClassificationTask>(c);
+    }
     if (task.kind != kMaskedLM) throw Error("a transformer is not trained for '" + task.kind + "'");
     MaskingOptions m;
     m.probability = task.mask_probability;
