@@ -11,7 +11,8 @@ packages=(
   libssl-dev                 # SHA-256 of canonical configs (OpenSSL libcrypto)
   libtcmalloc-minimal4       # keeps large step temporaries mapped between steps
   gnuplot-nox                # Pareto plots
-  python3                    # its ast module reads the standard library for the default pair task
+  python3                    # its ast module reads the standard library for the code/docstring pair task
+  wordnet-base               # WordNet 3.0 data files: the default task (comera data build-wordnet)
 )
 
 missing=()

@@ -40,9 +40,9 @@ MaskingOptions masking(double p = 0.15) {
 // side can be read 5 positions away, so masked-LM accuracy can rise far above the unigram rate.
 PairDataset copy_pairs(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<EncodedPair> pairs;
+  std::vector<EncodedTokens> pairs;
   for (int64_t i = 0; i < n; ++i) {
-    EncodedPair p;
+    EncodedTokens p;
     std::vector<int64_t> words;
     const int64_t length = 4;
     for (int64_t t = 0; t < length; ++t) words.push_back(4 + static_cast<int64_t>(rng() % 60));

@@ -186,7 +186,7 @@ TEST_CASE("batches pad to the longest pair or a fixed length, with a mask", "[mn
 
 TEST_CASE("epochs: in order, or shuffled reproducibly by seed", "[mnli]") {
   const auto t = toy();
-  std::vector<EncodedPair> pairs;
+  std::vector<EncodedTokens> pairs;
   for (int i = 0; i < 10; ++i) pairs.push_back(encode_pair(t, "a", "b", i % 3));
   PairDataset d(pairs);
   auto plain = d.epoch(4);

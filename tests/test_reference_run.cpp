@@ -18,9 +18,9 @@ namespace {
 
 PairDataset pairs(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<EncodedPair> out;
+  std::vector<EncodedTokens> out;
   for (int64_t i = 0; i < n; ++i) {
-    EncodedPair p;
+    EncodedTokens p;
     const int64_t la = 2 + static_cast<int64_t>(rng() % 4), lb = 1 + static_cast<int64_t>(rng() % 3);
     p.input_ids.push_back(1);
     for (int64_t t = 0; t < la; ++t) p.input_ids.push_back(4 + static_cast<int64_t>(rng() % 44));

@@ -1,12 +1,16 @@
-// The data section of an experiment: both splits loaded and encoded, the gold-label filter
-// used by masked-LM pre-training, and the masking ids taken from the vocabulary.
+// The data section of an experiment: both splits loaded and encoded (sentence pairs or single
+// texts), the gold-label filter used by masked-LM pre-training, the masking ids taken from the
+// vocabulary, and the classes the labels need.
 #include "core/data/pair_dataset.h"
 #include "core/data/task_data.h"
+#include "core/data/text_dataset.h"
+#include "core/models/model_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
+#include <ATen/ATen.h>
 #include <nlohmann/json.hpp>
 
 #include <filesystem>
@@ -14,6 +18,7 @@
 
 using namespace comera;
 using Catch::Matchers::Contains;
+using Ids = std::vector<int64_t>;
 
 namespace {
 
@@ -29,6 +34,19 @@ void write_fixture(const std::filesystem::path& dir) {
   rows.close();
   std::filesystem::copy_file(dir / "train.jsonl", dir / "dev.jsonl");
 }
+
+// train.jsonl and dev.jsonl of single texts with labels 0..4 in `dir`.
+void write_texts(const std::filesystem::path& dir) {
+  std::ofstream rows(dir / "train.jsonl");
+  const char* texts[] = {"the code", "reads a file", "a file", "the file reads the code", "code"};
+  for (int64_t label = 0; label < 5; ++label)
+    rows << nlohmann::json{{"text", texts[label]}, {"label", label}, {"note", "ignored"}}.dump() << "\n";
+  rows << "\n";  // blank lines are skipped
+  rows.close();
+  std::ofstream(dir / "dev.jsonl") << nlohmann::json{{"text", "the file"}, {"label", 1}}.dump() << "\n";
+}
+
+Ids to_ids(const at::Tensor& t) { return Ids(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel()); }
 
 DataConfig config(const nlohmann::json& j) { return read_data_config(ConfigReader(j, "data")); }
 
@@ -65,4 +83,66 @@ TEST_CASE("task data keeps only the configured gold labels", "[task_data]") {
   CHECK_THROWS_WITH(config(bad), Contains("data.labels") && Contains("'entails' is not a gold label"));
   bad["labels"] = nlohmann::json::array();
   CHECK_THROWS_WITH(config(bad), Contains("non-empty list"));
+}
+
+TEST_CASE("single texts: [CLS] text [SEP], segments 0, the classes the labels need", "[task_data]") {
+  comera::testing::TempDir temp;
+  const std::filesystem::path dir = temp.file("");
+  write_fixture(dir);
+  write_texts(dir);
+  const nlohmann::json base = {{"format", "text"}, {"dir", dir.string()},
+                               {"vocab", (dir / "vocab.txt").string()}, {"max_length", 5}};
+  const auto data = load_task_data(config(base));
+  REQUIRE(data.train->size() == 5);
+  CHECK(data.train->unit() == "texts");
+  CHECK(data.eval->size() == 1);
+  CHECK(data.info.classes == 5);
+  const auto& train = dynamic_cast<const TextDataset&>(*data.train);
+  CHECK(train[1].input_ids == Ids{2, 7, 8, 9, 3});       // [CLS] reads a file [SEP]
+  CHECK(train[3].input_ids == Ids{2, 5, 9, 7, 3});       // cut to max_length 5
+  CHECK(train[3].segment_ids == Ids{0, 0, 0, 0, 0});
+  const auto b = train.batch({4, 1});
+  CHECK(to_ids(b.at("input_ids")) == Ids{2, 6, 3, 0, 0, /**/ 2, 7, 8, 9, 3});
+  CHECK(to_ids(b.at("segment_ids")) == Ids(10, 0));
+  CHECK(to_ids(b.at("attention_mask")) == Ids{1, 1, 1, 0, 0, /**/ 1, 1, 1, 1, 1});
+  CHECK(to_ids(b.at("labels")) == Ids{4, 1});
+  CHECK_THROWS_WITH(train.batch({3}, 4), Contains("a text of 5 tokens does not fit the fixed length 4"));
+
+  // The model's classes must cover the labels, before any training.
+  const nlohmann::json model = {{"vocab", 16}, {"d_model", 8}, {"heads", 2}, {"layers", 1},
+                                {"ffn", 16}, {"max_positions", 8}, {"classes", 3}};
+  CHECK_THROWS_WITH(parse_model_spec(model).build({}, data.info),
+                    Contains("model.classes: 3 but the data has 5 classes (labels up to 4)") &&
+                        Contains("set model.classes to at least 5"));
+  auto five = model;
+  five["classes"] = 5;
+  CHECK(parse_model_spec(five).build({}, data.info) != nullptr);
+
+  auto bad = base;
+  bad["labels"] = {"entailment"};
+  CHECK_THROWS_WITH(config(bad), Contains("data.labels") && Contains("data.format text has none"));
+  bad = base;
+  bad["format"] = "csv";
+  CHECK_THROWS_WITH(config(bad), Contains("data.format"));
+  bad = base;
+  bad["train"] = "missing.jsonl";
+  CHECK_THROWS_WITH(load_task_data(config(bad)), Contains("missing.jsonl not found") && Contains("data.dir"));
+}
+
+TEST_CASE("single-text files: a malformed line is an error naming file and line", "[task_data]") {
+  comera::testing::TempDir temp;
+  const std::string file = temp.file("texts.jsonl");
+  const std::pair<std::string, std::string> cases[] = {
+      {"not json", "not a JSON object"},
+      {R"({"label": 1})", "no \"text\" string"},
+      {R"({"text": 3, "label": 1})", "no \"text\" string"},
+      {R"({"text": "a"})", "no \"label\" integer >= 0"},
+      {R"({"text": "a", "label": -1})", "no \"label\" integer >= 0"},
+      {R"({"text": "a", "label": "noun.animal"})", "no \"label\" integer >= 0"},
+  };
+  for (const auto& [line, problem] : cases) {
+    std::ofstream(file) << R"({"text": "fine", "label": 0})" << "\n\n" << line << "\n";
+    CHECK_THROWS_WITH(read_text_jsonl(file), Contains(file + ":3: " + problem));
+  }
+  CHECK_THROWS_WITH(read_text_jsonl(temp.file("none.jsonl")), Contains("cannot open"));
 }

@@ -36,9 +36,9 @@ namespace {
 // Pairs whose label is the first token of `a` modulo 3 (learnable from [CLS] attention).
 PairDataset synthetic_pairs(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<EncodedPair> pairs;
+  std::vector<EncodedTokens> pairs;
   for (int64_t i = 0; i < n; ++i) {
-    EncodedPair p;
+    EncodedTokens p;
     const int64_t la = 2 + static_cast<int64_t>(rng() % 4), lb = 1 + static_cast<int64_t>(rng() % 3);
     p.input_ids.push_back(1);  // [CLS]
     for (int64_t t = 0; t < la; ++t) p.input_ids.push_back(3 + static_cast<int64_t>(rng() % 45));

@@ -32,9 +32,9 @@ namespace {
 // Pairs labelled by their first token modulo 3.
 std::shared_ptr<PairDataset> pairs(int64_t n, uint64_t seed) {
   std::mt19937_64 rng(seed);
-  std::vector<EncodedPair> out;
+  std::vector<EncodedTokens> out;
   for (int64_t i = 0; i < n; ++i) {
-    EncodedPair p;
+    EncodedTokens p;
     p.input_ids = {1, 3 + static_cast<int64_t>(rng() % 40), 4 + static_cast<int64_t>(rng() % 40), 2};
     p.segment_ids.assign(p.input_ids.size(), 0);
     p.input_ids.insert(p.input_ids.end(), {5 + static_cast<int64_t>(rng() % 40), 2});
@@ -95,7 +95,7 @@ bool finite(torch::nn::Module& model) {
 TEST_CASE("an empty evaluation set is an error before training, not a complete run with loss 0",
           "[trusted_runs]") {
   auto d = data();
-  d.eval = std::make_shared<PairDataset>(std::vector<EncodedPair>{}, 0);
+  d.eval = std::make_shared<PairDataset>(std::vector<EncodedTokens>{}, 0);
   CHECK_THROWS_WITH(Trainer(parse_model_spec(model_json()), training(), d),
                     Contains("the evaluation set is empty"));
 }

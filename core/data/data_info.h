@@ -12,8 +12,8 @@ struct DataInfo {
   int64_t mask_id = -1;              // [MASK], or -1 when the vocabulary has none
   std::vector<int64_t> special_ids;  // never masked ([PAD], [CLS], [SEP])
   int64_t max_length = 0;            // tokens per example at most; 0: unknown
-  int64_t classes = 0;               // label values 0..classes-1; 0: unknown or none
-  int64_t segments = 0;              // segment ids 0..segments-1 (pairs: 2); 0: unknown
+  int64_t classes = 0;               // the largest label + 1; 0: no labels read
+  int64_t segments = 0;              // segment ids 0..segments-1 (pairs: 2, texts: 1); 0: unknown
 };
 
 }  // namespace comera

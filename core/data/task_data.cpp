@@ -3,6 +3,8 @@
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/data/pair_dataset.h"
+#include "core/data/text_dataset.h"
+#include "core/data/wordnet.h"
 #include "core/data/wordpiece_tokenizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
@@ -15,12 +17,13 @@
 namespace comera {
 
 nlohmann::json DataConfig::to_json() const {
-  return {{"dir", dir}, {"train", train}, {"eval", eval}, {"vocab", vocab},
+  return {{"format", format}, {"dir", dir}, {"train", train}, {"eval", eval}, {"vocab", vocab},
           {"max_length", max_length}, {"train_limit", train_limit}, {"eval_limit", eval_limit}, {"labels", labels}};
 }
 
 DataConfig read_data_config(const ConfigReader& r) {
   DataConfig c;
+  c.format = r.choice("format", c.format, {"pairs", "text"});
   c.dir = r.string("dir", c.dir);
   c.train = r.string("train", c.train);
   c.eval = r.string("eval", c.eval);
@@ -29,6 +32,9 @@ DataConfig read_data_config(const ConfigReader& r) {
   c.train_limit = r.integer("train_limit", 0, 0);
   c.eval_limit = r.integer("eval_limit", 0, 0);
   if (r.has("labels")) {
+    if (c.format != "pairs")
+      throw Error(r.key_path("labels") + ": filters sentence pairs by gold label; data.format " +
+                  c.format + " has none (remove data.labels)");
     const auto& labels = r.value("labels");
     if (!labels.is_array() || labels.empty())
       throw Error(r.key_path("labels") + ": expected a non-empty list of gold labels "
@@ -52,13 +58,22 @@ DataConfig read_data_config(const ConfigReader& r) {
 
 namespace {
 
-std::vector<PairExample> read_split(const std::string& file, int64_t limit, bool default_task,
+void require_file(const std::string& file, const DataConfig& config) {
+  if (std::filesystem::exists(file)) return;
+  std::string fix = "check data.dir / --data and the data.train / data.eval names";
+  if (config.dir.empty())
+    fix = config.format == "text" ? "run `comera data build-wordnet` to build the default task"
+                                  : "run `comera data build-pairs` to build the code/docstring task";
+  throw Error(file + " not found (" + fix + ")");
+}
+
+template <class T>
+void limit_to(std::vector<T>& examples, int64_t limit) {
+  if (limit > 0 && static_cast<int64_t>(examples.size()) > limit) examples.resize(static_cast<size_t>(limit));
+}
+
+std::vector<PairExample> read_pairs(const std::string& file, int64_t limit,
                                     const std::vector<std::string>& labels) {
-  if (!std::filesystem::exists(file))
-    throw Error(file + " not found (" +
-                (default_task ? std::string("run `comera data build-pairs` to build the default task")
-                              : std::string("check data.dir / --data and the data.train / data.eval names")) +
-                ")");
   auto examples = read_mnli(file);
   if (!labels.empty()) {
     examples.erase(std::remove_if(examples.begin(), examples.end(),
@@ -68,29 +83,43 @@ std::vector<PairExample> read_split(const std::string& file, int64_t limit, bool
                                   }),
                    examples.end());
   }
-  if (limit > 0 && static_cast<int64_t>(examples.size()) > limit) examples.resize(static_cast<size_t>(limit));
+  limit_to(examples, limit);
   return examples;
+}
+
+std::shared_ptr<const TokenDataset> load_split(const std::string& file, int64_t limit,
+                                               const DataConfig& config,
+                                               const WordPieceTokenizer& tokenizer) {
+  require_file(file, config);
+  if (config.format == "text") {
+    auto examples = read_text_jsonl(file);
+    limit_to(examples, limit);
+    return std::make_shared<TextDataset>(TextDataset::encode(examples, tokenizer, config.max_length));
+  }
+  return std::make_shared<PairDataset>(
+      PairDataset::encode(read_pairs(file, limit, config.labels), tokenizer, config.max_length));
 }
 
 }  // namespace
 
 TaskData load_task_data(const DataConfig& config) {
-  const bool default_task = config.dir.empty();
-  const std::filesystem::path dir = default_task ? default_pairs_dir() : config.dir;
+  const std::filesystem::path dir = !config.dir.empty()        ? config.dir
+                                    : config.format == "text" ? default_wordnet_dir()
+                                                              : default_pairs_dir();
   const auto tokenizer =
       WordPieceTokenizer::from_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
   const auto train_file = (dir / config.train).string(), eval_file = (dir / config.eval).string();
+  const auto train = load_split(train_file, config.train_limit, config, tokenizer);
+  const auto eval = load_split(eval_file, config.eval_limit, config, tokenizer);
   TaskData data;
-  data.train = std::make_shared<PairDataset>(PairDataset::encode(
-      read_split(train_file, config.train_limit, default_task, config.labels), tokenizer, config.max_length));
-  data.eval = std::make_shared<PairDataset>(PairDataset::encode(
-      read_split(eval_file, config.eval_limit, default_task, config.labels), tokenizer, config.max_length));
+  data.train = train;
+  data.eval = eval;
   data.info.vocab_size = tokenizer.size();
   data.info.mask_id = tokenizer.id("[MASK]");
   data.info.special_ids = {tokenizer.pad_id(), tokenizer.cls_id(), tokenizer.sep_id()};
   data.info.max_length = config.max_length;
-  data.info.classes = kNliClasses;
-  data.info.segments = 2;
+  data.info.classes = std::max(train->classes(), eval->classes());
+  data.info.segments = config.format == "text" ? 1 : 2;
   data.train_file = train_file;
   data.eval_file = eval_file;
   return data;

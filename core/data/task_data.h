@@ -1,7 +1,8 @@
 #pragma once
-// The data section of an experiment: which sentence-pair files to train and evaluate on (the
-// default code/docstring task or MNLI itself, both in MNLI's file forms), with the vocabulary
-// and the maximum length, and loading them as datasets for the trainer.
+// The data section of an experiment: which files to train and evaluate on (single texts, as the
+// default WordNet task writes them, or sentence pairs in MNLI's file forms: the code/docstring
+// task, the WordNet pairs, MNLI itself), with the vocabulary and the maximum length, and
+// loading them as datasets for the trainer.
 #include "core/data/data_info.h"
 #include "core/data/dataset.h"
 
@@ -17,14 +18,17 @@ namespace comera {
 class ConfigReader;
 
 struct DataConfig {
-  std::string dir;                 // "" = the default task (data/pairs/pystdlib)
+  // "text": single-text JSONL (text_dataset.h); "pairs": MNLI's TSV or JSONL (mnli.h).
+  std::string format = "pairs";
+  // "" = the format's default task: text -> data/wordnet, pairs -> data/pairs/pystdlib.
+  std::string dir;
   std::string train = "train.jsonl";
   std::string eval = "dev.jsonl";  // MNLI: dev_matched.tsv or multinli_1.0_dev_matched.jsonl
   std::string vocab;               // "" = the default BERT vocabulary
   int64_t max_length = 128;
   int64_t train_limit = 0, eval_limit = 0;  // first N examples; 0 = all
-  // Keep only pairs with these gold labels (e.g. {"entailment"}: a docstring with its own
-  // code, for masked-LM pre-training); empty = all.
+  // Pairs only: keep these gold labels (e.g. {"entailment"}: a docstring with its own code,
+  // for masked-LM pre-training); empty = all.
   std::vector<std::string> labels;
 
   nlohmann::json to_json() const;
@@ -40,6 +44,7 @@ struct TaskData {
 };
 
 // Reads, tokenizes and encodes both splits; errors name the missing file and how to make it.
+// info.classes is the largest label of either split + 1.
 TaskData load_task_data(const DataConfig& config);
 
 }  // namespace comera

@@ -176,7 +176,8 @@ class TransformerKind : public ModelKind {
                   "set model.segments to at least " + std::to_string(data.segments));
     if (task.kind == kClassification && data.classes > c.classes)
       throw Error("model.classes: " + std::to_string(c.classes) + " but the data has " +
-                  std::to_string(data.classes) + " classes; set model.classes to at least " +
+                  std::to_string(data.classes) + " classes (labels up to " +
+                  std::to_string(data.classes - 1) + "); set model.classes to at least " +
                   std::to_string(data.classes));
     if (task.kind == kClassification) return std::make_unique<ClassificationTask>(c);
     if (task.kind != kMaskedLM) throw Error("a transformer is not trained for '" + task.kind + "'");
