@@ -5,7 +5,7 @@
 #   scripts/compare_dense.sh [--pretrain PRE.json] [experiments/small_two_encoder.json] [extra flags]
 # --pretrain: first train PRE.json (masked-LM pre-training) in both builds, then start each
 # build's run from its own pre-training checkpoint (--init). The extra flags go to every
-# `comera train`. Needs the default task's data (`build/comera data build-pairs`) unless the
+# `comera train`. Needs the default task's data (`build/comera data build-wordnet`) unless the
 # config or the flags point elsewhere. Runs are not recorded in the results database.
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -60,7 +60,24 @@ print("\nranks at the end:")
 for layer in a["layers"]:
     print(f"  {layer['name']}: {layer['ranks']}")
 gap = 100 * (a["accuracy"] - b["accuracy"])
-chance = 100 / tt["experiment"]["model"]["classes"]
+# Chance: the eval set's most frequent label (the classes of a task need not be balanced).
+def eval_labels(data):
+    folder = data["dir"] or ("data/wordnet" if data["format"] == "text" else "data/pairs/pystdlib")
+    path = os.path.join(folder, data["eval"])
+    if not path.endswith(".jsonl"):
+        return []
+    key = "label" if data["format"] == "text" else "gold_label"
+    with open(path) as f:
+        labels = [json.loads(line)[key] for line in f if line.strip()]
+    labels = [l for l in labels if l != "-" and (not data["labels"] or l in data["labels"])]
+    return labels[:data["eval_limit"] or None]
+
+labels = eval_labels(tt["experiment"]["data"])
+chance = 100 * max(labels.count(l) for l in set(labels)) / len(labels) if labels else 100 / 3
+if labels:
+    stderr = 100 * (b["accuracy"] * (1 - b["accuracy"]) / len(labels)) ** 0.5
+    print(f"\neval set: {len(labels):,} examples, the most frequent label {chance:.2f}%; "
+          f"standard error of the dense accuracy {stderr:.2f} points")
 if 100 * b["accuracy"] < chance + 1:
     verdict = f"not shown: the dense baseline did not learn (chance is {chance:.2f}%)"
 else:
