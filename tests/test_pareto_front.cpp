@@ -4,6 +4,7 @@
 #include "search/pareto/front_plot.h"
 #include "search/pareto/front_report.h"
 #include "search/pareto/study_front.h"
+#include "search/store/readable_cell.h"
 #include "search/store/trial_queue.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
@@ -12,6 +13,7 @@
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
+#include <sstream>
 #include <limits>
 #include <map>
 
@@ -113,6 +115,27 @@ TEST_CASE("front report: summary, table and JSON", "[pareto]") {
   CHECK(j["trials"][0]["front"] == "*");
   CHECK(j["left_out"]["diverged"] == 1);
   CHECK(front_json(r, false)["front"][0]["gamma"] == Approx(0.2));
+
+  // The text table: what each trial is, rounded for reading, the front marked.
+  std::ostringstream text;
+  write_front_text(text, study_front(db, {"s", "size:min,accuracy:max", {}, {}}), true);
+  CHECK_THAT(text.str(), Contains("trial  front  kind  gamma  size  accuracy  eval_loss") &&
+                             Contains("70.00%") && Contains("* = on the Pareto front"));
+}
+
+TEST_CASE("table cells rounded for reading by what they measure", "[pareto]") {
+  using comera::store::readable_cell;
+  CHECK(readable_cell("accuracy", 0.47406) == "47.41%");
+  CHECK(readable_cell("train_accuracy", 1.0) == "100.00%");
+  CHECK(readable_cell("size", 2061530) == "2,061,530");
+  CHECK(readable_cell("tensorized_size", 999.0) == "999");
+  CHECK(readable_cell("size", -1234567.0) == "-1,234,567");
+  CHECK(readable_cell("compression", 48.929) == "48.9x");
+  CHECK(readable_cell("eval_loss", 1.7777509) == "1.778");
+  CHECK(readable_cell("epochs", 12) == "12");
+  CHECK(readable_cell("eval_loss", kNaN) == "");
+  CHECK(readable_cell("eval_loss", json()) == "");
+  CHECK(readable_cell("notes", "lost emb") == "lost emb");
 }
 
 TEST_CASE("front plot: staircase, dominated points and published figures", "[pareto]") {
@@ -126,7 +149,8 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
   CHECK(std::isnan(plot.published[0].x));
   CHECK(plot.published[0].y == 40);
   const std::string script = gnuplot_script(plot, dir.file("f.png"));
-  CHECK_THAT(script, Contains("with steps") && Contains("\"#2\"") && Contains("set arrow 1") &&
+  CHECK_THAT(script, Contains("with steps") && Contains("\"#2 late\"") &&
+                         Contains("size (parameters)") && Contains("eval loss (cross-entropy, nats)") && Contains("set arrow 1") &&
                          Contains("\"paper\""));
   // The size axis spans 40..300: linear; its range includes the published 40.
   CHECK_THAT(script, !Contains("logscale") && Contains("set yrange [19.2:320.8]"));
@@ -166,7 +190,7 @@ TEST_CASE("comera pareto prints the front and writes the plot", "[pareto][cli]")
   const json j = json::parse(run("--study s --format json --ref 2,400", status));
   CHECK(j["hypervolume"] == Approx(0.2 * 100 + 0.2 * 300 + 0.8 * 350));
   const std::string csv = run("--study s --format csv", status);
-  CHECK_THAT(csv, Contains("trial,kind,state,gamma,eval_loss,size,accuracy\n2,late,complete,"));
+  CHECK_THAT(csv, Contains("trial,kind,state,gamma,eval_loss,size,accuracy,target,size_vs_s0,notes\n2,late,complete,"));
   run("--study s --plot " + dir.file("front.png"), status);
   CHECK(status == 0);
   CHECK(std::ifstream(dir.file("front.png")).good());

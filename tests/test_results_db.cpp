@@ -646,6 +646,18 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
     record_epoch(db, id, {0, 10, "early", {{"train_loss", kNaN}, {"eval_loss", 2.0}}, ""});
     record_layer_ranks(db, id, 0, {{"fc", {1, 3, 1}, 12}});
     finish_trial(db, id, "me", TrialState::Diverged, {{"eval_loss", kInf}, {"size", 12}});
+    // A late-stage run: S0 = 100 entries after an early stage that ended at 400 (S0 = 0.25),
+    // ended at 150 (1.5 x S0), its embedding pruned to rank 0.
+    const auto late = start_run(db, {{"lr", 0.1}}, "me", test_environment());
+    record_epoch(db, late.id, {0, 5, "early", {{"tensorized_size", 400}, {"accuracy", 0.5}}, ""});
+    record_epoch(db, late.id,
+                 {1, 10, "late",
+                  {{"tensorized_size", 150}, {"accuracy", 0.4321}, {"size", 2061530},
+                   {"loss_target", 2.1}, {"size_target", 100}},
+                  ""});
+    record_layer_ranks(db, late.id, 1, {{"emb", {1, 0, 1}, 0}, {"fc", {1, 2, 1}, 150}});
+    finish_trial(db, late.id, "me", TrialState::Complete,
+                 {{"accuracy", 0.4321}, {"eval_loss", 1.9}, {"size", 2061530}, {"compression", 48.93}});
   }
   auto run = [&](const std::string& args, int& status) {
     const auto r = comera::testing::run_cli(args);
@@ -664,8 +676,22 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
 
   CHECK_THAT(run("query \"DELETE FROM trials\" --db " + path, status), Contains("read-only"));
   CHECK(status != 0);
-  CHECK_THAT(run("runs list --db " + path, status), Contains("runs   1       diverged"));
+  const std::string listed = run("runs list --db " + path, status);
   CHECK(status == 0);
+  CHECK_THAT(listed, Contains("diverged") &&
+                         Contains("late   L0 2.1, S0 0.25  complete") &&
+                         Contains("43.21%") && Contains("2,061,530") && Contains("48.9x") &&
+                         Contains("1.5 ") && Contains("lost emb"));
+  const auto runs = json::parse(run("runs list --json --db " + path, status));
+  REQUIRE(runs.size() == 2);
+  CHECK(runs[0]["kind"] == "early");
+  CHECK(runs[0]["target"].is_null());
+  CHECK(runs[1]["kind"] == "late");
+  CHECK(runs[1]["target"]["loss"] == Approx(2.1));
+  CHECK(runs[1]["target"]["size_ratio"] == Approx(0.25));
+  CHECK(runs[1]["size_vs_target"] == Approx(1.5));
+  CHECK(runs[1]["lost_layers"] == json::array({"emb"}));
+  CHECK(runs[1]["objectives"]["accuracy"] == Approx(0.4321));
 
   const std::string csv = run("export --per epoch --format csv --db " + path, status);
   CHECK(status == 0);
@@ -673,8 +699,8 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
 
   const std::string merged = dir.file("merged.db");
   CHECK_THAT(run("merge " + path + " " + path + " -o " + merged, status),
-             Contains("1 trials added") && Contains("0 trials added"));
-  CHECK(sql_int(merged, "SELECT COUNT(*) FROM trials") == 1);
+             Contains("2 trials added") && Contains("0 trials added"));
+  CHECK(sql_int(merged, "SELECT COUNT(*) FROM trials") == 2);
 }
 
 TEST_CASE("a foreign SQLite file with a schema_version table is refused and left unchanged",

@@ -22,10 +22,12 @@
 #include <ATen/ATen.h>
 #include <torch/optim/adamw.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <limits>
 #include <random>
+#include <set>
 
 using namespace comera;
 using comera::testing::check_same_parameters;
@@ -278,6 +280,12 @@ TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") 
     CHECK(t.objective().late());
     CHECK(t.objective().size_target() ==
           Approx(0.5 * static_cast<double>(r.epochs[0].size.tensorized) / t.state().initial_size));
+    // Each late epoch reports the targets it worked toward, S0 in exact core entries.
+    CHECK(r.epochs[0].size_target == 0);
+    for (size_t e : {1, 2}) {
+      CHECK(r.epochs[e].loss_target == tiny_training().late.loss_target);
+      CHECK(r.epochs[e].size_target == Approx(0.5 * static_cast<double>(r.epochs[0].size.tensorized)));
+    }
   }
   SECTION("the rank vectors take the late stage's learning rate from its first step") {
     auto c = tiny_training();
@@ -316,6 +324,28 @@ TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") 
     CHECK(r.epochs.back().stage == "late");
     CHECK(r.epochs.front().stage == "early");
   }
+}
+
+TEST_CASE("a layer pruned to rank 0 is named in a notice, once", "[trainer]") {
+  // Threshold 1: every rank entry that the size penalty moves below its initial 1 is cut.
+  const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(6, 2);
+  std::vector<std::string> notices;
+  auto options = quiet();
+  options.on_notice = [&](const std::string& text) { notices.push_back(text); };
+  Trainer t(tiny_model(1.0), tiny_training(), pairs_data(train, eval), options);
+  const auto r = t.run();
+  std::set<std::string> lost;
+  for (const auto& layer : r.epochs.back().size.layers)
+    if (std::find(layer.ranks.begin(), layer.ranks.end(), 0) != layer.ranks.end()) lost.insert(layer.name);
+  REQUIRE_FALSE(lost.empty());
+  std::set<std::string> named;
+  for (const auto& text : notices)
+    if (text.find("lost every rank") != std::string::npos)
+      named.insert(text.substr(6, text.find(' ', 6) - 6));  // "layer NAME lost ..."
+  CHECK(named == lost);
+  CHECK(std::count_if(notices.begin(), notices.end(), [](const std::string& text) {
+          return text.find("lost every rank") != std::string::npos;
+        }) == static_cast<long>(lost.size()));
 }
 
 TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", "[trainer]") {

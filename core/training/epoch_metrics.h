@@ -25,6 +25,10 @@ struct EpochMetrics {
   double tokens_per_s = 0;  // non-padding tokens
   double peak_mem_mb = 0;   // peak RSS above the idle baseline during the epoch
   double elapsed_s = 0;     // since the run (or resume) started
+  // Late stage only (0 before): the targets L0 and S0 (exact core entries) the epoch worked
+  // toward, so a report can say how far from S0 the trial ended.
+  double loss_target = 0;
+  double size_target = 0;
 
   nlohmann::json to_json() const;
 };

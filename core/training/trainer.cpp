@@ -5,6 +5,7 @@
 #include "core/training/optimizer.h"
 #include "core/training/rank_truncation.h"
 #include "core/training/sliceable_optimizer.h"
+#include "core/util/comma_list.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/memory.h"
@@ -14,6 +15,7 @@
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <filesystem>
@@ -225,12 +227,22 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
                       : 0;
   }
   m.size = model_size(model());
+  for (const auto& layer : m.size.layers)
+    if (std::find(layer.ranks.begin(), layer.ranks.end(), 0) != layer.ranks.end() &&
+        lost_layers_.insert(layer.name).second)
+      notice("layer " + layer.name + " lost every rank of a bond (ranks " + join_list(layer.ranks) +
+             "): its output is zero from here on, so the model can no longer use it (less size "
+             "pressure keeps it: a larger S0 or L0, a smaller gamma)");
   if (state_.steps > 0) {
     m.step_time_ms = 1e3 * state_.step_seconds / static_cast<double>(state_.steps);
     m.tokens_per_s = static_cast<double>(state_.tokens) / std::max(1e-9, state_.step_seconds);
   }
   m.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - memory_baseline_)) / 1e6;
   m.elapsed_s = elapsed_s;
+  if (state_.late) {
+    m.loss_target = config_.late.loss_target;
+    m.size_target = state_.size_target * state_.initial_size;
+  }
   return m;
 }
 

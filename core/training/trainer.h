@@ -17,6 +17,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -120,6 +121,7 @@ class Trainer {
   int64_t memory_baseline_ = 0;
   int64_t saved_step_ = -1;  // step of the last checkpoint written (or resumed from); -1: none
   std::unique_ptr<CheckpointLock> lock_;
+  std::set<std::string> lost_layers_;  // layers already named in a notice
 };
 
 }  // namespace comera

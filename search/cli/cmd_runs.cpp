@@ -8,13 +8,16 @@
 #include "search/store/layer_ranks.h"
 #include "search/store/objectives.h"
 #include "search/store/results_db.h"
+#include "search/store/readable_cell.h"
 #include "search/store/stored_real.h"
+#include "search/store/trial_outcome.h"
 #include "search/store/trials.h"
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
 
+#include <cmath>
 #include <iostream>
 #include <set>
 
@@ -46,22 +49,40 @@ int list(int argc, char** argv) {
   if (!parsed) return 0;
   auto db = store::ResultsDb::open(db_path(*parsed), store::ResultsDb::Mode::ReadOnly);
   FlatTable table;
-  table.columns = {"id",     "study",      "number",     "state", "seed",
-                   "epochs", "objectives", "started_at", "worker"};
+  // The text table rounds for reading and shows the headline metrics; --json has them all.
+  const std::vector<std::string> shown = {"accuracy", "eval_loss", "size", "compression"};
+  table.columns = {"id", "study", "number", "kind", "target", "state", "seed", "epochs"};
+  table.columns.insert(table.columns.end(), shown.begin(), shown.end());
+  for (const char* c : {"size/S0", "notes", "started_at", "worker"}) table.columns.push_back(c);
   nlohmann::json rows = nlohmann::json::array();
   for (const auto& t : store::list_trials(db, (*parsed)["study"].as<std::string>())) {
     const auto values = store::read_objectives(db.sql(), t.id);
-    std::string summary;
-    for (const auto& [name, value] : values)
-      summary += (summary.empty() ? "" : " ") + name + "=" + store::format_real(value);
+    const auto outcome = store::trial_outcome(db, t);
+    const bool late = std::isfinite(outcome.size_vs_target);
     const nlohmann::json seed = t.seed ? nlohmann::json(*t.seed) : nlohmann::json();
     const int64_t epochs = epoch_count(db, t.id);
-    table.rows.push_back({t.id, t.study, t.number, store::to_string(t.state), seed, epochs, summary,
-                          t.started_at, t.worker});
+    std::vector<nlohmann::json> row = {t.id, t.study, t.number, outcome.kind, outcome.target_text(),
+                                       store::to_string(t.state), seed, epochs};
+    for (const auto& name : shown) {
+      const auto it = values.find(name);
+      row.push_back(it == values.end() ? "" : store::readable_cell(name, it->second));
+    }
+    row.push_back(store::readable_cell("size_vs_s0", outcome.size_vs_target));
+    row.push_back(outcome.notes());
+    row.push_back(t.started_at);
+    row.push_back(t.worker);
+    table.rows.push_back(std::move(row));
     rows.push_back({{"id", t.id},
                     {"study", t.study},
                     {"number", t.number},
                     {"replica", t.replica},
+                    {"kind", outcome.kind},
+                    {"target", late ? nlohmann::json{{"loss", outcome.loss_target},
+                                                     {"size_ratio", FlatTable::real(outcome.size_ratio)},
+                                                     {"size", outcome.size_target}}
+                                    : nlohmann::json()},
+                    {"size_vs_target", late ? nlohmann::json(outcome.size_vs_target) : nlohmann::json()},
+                    {"lost_layers", outcome.lost_layers},
                     {"state", store::to_string(t.state)},
                     {"seed", seed},
                     {"epochs", epochs},

@@ -1,7 +1,9 @@
 #include "search/pareto/front_report.h"
 
 #include "search/store/flat_table.h"
+#include "search/store/readable_cell.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <sstream>
@@ -29,6 +31,42 @@ store::FlatTable rows(const FrontResult& result, bool all) {
   return table;
 }
 
+// The columns a reader needs, rounded: what each trial is and was asked, the objectives, the
+// headline metrics and how it ended. The late-stage point columns are in "target"; every
+// column is in --format csv and json.
+store::FlatTable readable(const store::FlatTable& table, const FrontResult& result) {
+  std::vector<std::string> keep = {"trial", "front", "kind", "target"};
+  for (const auto& c : result.point)
+    if (c != "loss_target" && c != "size_ratio" && c != "size_target") keep.push_back(c);
+  for (const auto& o : result.objectives) keep.push_back(o.name);
+  for (const char* c : {"accuracy", "eval_loss", "size", "compression", "size_vs_s0", "notes"})
+    keep.push_back(c);
+  store::FlatTable out;
+  std::vector<size_t> from;
+  for (const auto& c : keep) {
+    const auto it = std::find(table.columns.begin(), table.columns.end(), c);
+    if (it == table.columns.end() ||
+        std::find(out.columns.begin(), out.columns.end(), c) != out.columns.end())
+      continue;
+    out.columns.push_back(c == "size_vs_s0" ? "size/S0" : c);
+    from.push_back(it - table.columns.begin());
+  }
+  for (const auto& row : table.rows) {
+    std::vector<nlohmann::json> cells;
+    for (size_t k = 0; k < from.size(); ++k)
+      cells.push_back(store::readable_cell(table.columns[from[k]], row[from[k]]));
+    out.rows.push_back(std::move(cells));
+  }
+  // Columns empty in every row (no late trials, nothing lost) say nothing.
+  for (size_t k = out.columns.size(); k-- > 0;)
+    if (std::all_of(out.rows.begin(), out.rows.end(),
+                    [&](const auto& row) { return row[k].template get<std::string>().empty(); })) {
+      out.columns.erase(out.columns.begin() + k);
+      for (auto& row : out.rows) row.erase(row.begin() + k);
+    }
+  return out;
+}
+
 }  // namespace
 
 std::string front_summary(const FrontResult& result) {
@@ -53,12 +91,11 @@ std::string front_summary(const FrontResult& result) {
 }
 
 void write_front_text(std::ostream& out, const FrontResult& result, bool all) {
-  store::FlatTable table = rows(result, all);
-  for (auto& row : table.rows)
-    for (auto& cell : row)
-      if (cell.is_number_float()) cell = short_number(cell.get<double>());
   out << front_summary(result) << "\n\n";
-  store::write_text(out, table);
+  store::write_text(out, readable(rows(result, all), result));
+  out << "\n" << (all ? "* = on the Pareto front; " : "")
+      << "size/S0: the late stage's final size over its target S0 (1 = reached); "
+         "every column: --format csv or json\n";
 }
 
 void write_front_csv(std::ostream& out, const FrontResult& result, bool all) {

@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 #include "search/store/export_table.h"
+#include "search/store/trial_outcome.h"
 
 #include <algorithm>
 #include <cmath>
@@ -21,6 +22,27 @@ Point minimised(const Point& p, const std::vector<store::Objective>& objectives)
   for (size_t k = 0; k < out.size(); ++k)
     if (!objectives[k].minimize) out[k] = -out[k];
   return out;
+}
+
+// An axis label with the metric's unit.
+std::string axis_label(const std::string& metric) {
+  static const std::map<std::string, std::string> labels = {
+      {"size", "size (parameters)"},
+      {"tensorized_size", "tensorized size (core entries)"},
+      {"size_mb", "size (MB, float32)"},
+      {"accuracy", "eval accuracy (share of examples right)"},
+      {"train_accuracy", "train accuracy (share of examples right)"},
+      {"eval_loss", "eval loss (cross-entropy, nats)"},
+      {"train_loss", "train loss (cross-entropy, nats)"},
+      {"compression", "compression (x fewer parameters than dense)"},
+      {"step_time_ms", "step time (ms)"},
+      {"step_time_min_ms", "fastest step time (ms)"},
+      {"peak_mem_mb", "peak memory (MB RSS)"},
+      {"peak_tensor_mb", "peak tensor memory (MB)"},
+      {"tokens_per_s", "throughput (tokens/s)"},
+      {"elapsed_s", "training time (s)"}};
+  const auto it = labels.find(metric);
+  return it == labels.end() ? metric : it->second;
 }
 
 std::string list_studies_text(store::ResultsDb& db) {
@@ -61,11 +83,12 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
 
   // Display columns: the trial, what it is, its point, the objectives asked for, the others.
   std::vector<std::pair<std::string, int>> shown = {{"trial", column_of(all, "number")},
-                                                    {"kind", column_of(all, "config.kind")},
                                                     {"state", state}};
   for (size_t c = 0; c < all.columns.size(); ++c)
-    if (all.columns[c].rfind("config.point.", 0) == 0)
+    if (all.columns[c].rfind("config.point.", 0) == 0) {
       shown.push_back({all.columns[c].substr(13), static_cast<int>(c)});
+      result.point.push_back(shown.back().first);
+    }
   for (size_t k = 0; k < dims; ++k) shown.push_back({result.objectives[k].name, objective_columns[k]});
   for (size_t c = 0; c < all.columns.size(); ++c) {
     const auto& name = all.columns[c];
@@ -76,6 +99,11 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
   }
   for (const auto& [name, column] : shown)
     if (column >= 0) result.trials.columns.push_back(name);
+  result.trials.columns.insert(result.trials.columns.begin() + 1, "kind");
+  // How each trial ended beside its numbers: the late-stage target, how close it came to S0,
+  // lost layers.
+  for (const char* name : {"target", "size_vs_s0", "notes"}) result.trials.columns.push_back(name);
+  const int trial_id = column_of(all, "trial_id");
 
   std::vector<Point> points;
   for (size_t r : filter_rows(all, query.where)) {
@@ -85,9 +113,17 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
       ++result.left_out[s];
       continue;
     }
+    const auto trial = store::load_trial(db, row[trial_id].get<int64_t>());
+    const auto outcome = trial ? store::trial_outcome(db, *trial) : store::TrialOutcome();
     std::vector<nlohmann::json> cells;
     for (const auto& [name, column] : shown)
       if (column >= 0) cells.push_back(row[column]);
+    cells.insert(cells.begin() + 1, outcome.kind);
+    cells.push_back(outcome.target_text());
+    cells.push_back(std::isfinite(outcome.size_vs_target)
+                        ? nlohmann::json(outcome.size_vs_target)
+                        : nlohmann::json());
+    cells.push_back(outcome.notes());
     result.trials.rows.push_back(std::move(cells));
     Point p;
     for (int column : objective_columns) p.push_back(cell_number(row[column]));
@@ -130,14 +166,18 @@ FrontPlot front_plot(const FrontResult& result) {
   const auto& x = result.objectives[0];
   const auto& y = result.objectives[1];
   FrontPlot plot;
-  plot.title = "Pareto front of study " + result.study;
-  plot.x_label = x.name, plot.y_label = y.name;
+  plot.title = "Pareto front of study " + result.study + ": " + y.name + " against " + x.name;
+  plot.x_label = axis_label(x.name), plot.y_label = axis_label(y.name);
   plot.x_minimised = x.minimize, plot.y_minimised = y.minimize;
   const int trial = column_of(result.trials, "trial");
+  const int kind = column_of(result.trials, "kind");
+  const int notes = column_of(result.trials, "notes");
   for (size_t i = 0; i < result.values.size(); ++i) {
     PlotPoint p{result.values[i][0], result.values[i][1], ""};
     if (result.on_front[i]) {
-      p.label = "#" + result.trials.rows[i][trial].dump();
+      const auto& row = result.trials.rows[i];
+      p.label = "#" + row[trial].dump() + " " + row[kind].get<std::string>() +
+                (row[notes].get<std::string>().empty() ? "" : " (" + row[notes].get<std::string>() + ")");
       plot.front.push_back(p);
     } else {
       plot.dominated.push_back(p);

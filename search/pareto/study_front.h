@@ -29,6 +29,7 @@ struct FrontResult {
   // One row per complete trial meeting the conditions: trial, kind, state, the point's labels,
   // the objectives asked for, then the trial's other recorded objectives.
   store::FlatTable trials;
+  std::vector<std::string> point;  // the columns of the point (the sweep's axes)
   std::vector<Point> values;       // per row, the objectives asked for, as recorded
   std::vector<bool> on_front;      // per row
   Point reference;                 // as recorded (not negated)

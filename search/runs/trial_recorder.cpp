@@ -53,6 +53,10 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
   record.stage = m.stage;
   record.metrics = epoch_values(m);
   if (m.partial) record.metrics["partial"] = 1;
+  if (m.stage == "late") {
+    record.metrics["loss_target"] = m.loss_target;
+    record.metrics["size_target"] = m.size_target;
+  }
   store::record_epoch(db_, trial_id_, record);
   std::vector<store::LayerRanks> ranks;
   for (const auto& l : m.size.layers) ranks.push_back({l.name, l.ranks, l.exact});
