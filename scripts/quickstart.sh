@@ -8,7 +8,7 @@
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
-bash scripts/build.sh
+bash scripts/build.sh comera
 [ -s data/wordnet/train.jsonl ] && [ -s data/wordnet/dev.jsonl ] || ./build/comera data build-wordnet
 ./build/comera sweep experiments/sweeps/quickstart.json --db results/quickstart.db --no-front
 for objective in accuracy:max eval_loss:min; do

@@ -86,9 +86,9 @@ ModelExport export_model(const std::string& checkpoint_path, bool dense_weights)
   const Checkpoint checkpoint(checkpoint_path, "give the checkpoint of a finished or stopped "
                                                "`comera train` run (see --checkpoint there)");
   const auto& identity = checkpoint.identity();
-  const auto training = read_train_config(ConfigReader(identity.at("training"), "training"));
-  const ModelSpec spec = parse_model_spec(identity.at("model"), training.task);
-  auto task = spec.build(training.task, DataInfo{});
+  const TaskSpec task_spec = read_task_spec(ConfigReader(identity.at("training"), "training"));
+  const ModelSpec spec = parse_model_spec(identity.at("model"), task_spec);
+  auto task = spec.build(task_spec, DataInfo{});
   auto& model = task->model();
   checkpoint.load_model(model);
   model.eval();

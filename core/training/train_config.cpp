@@ -118,10 +118,16 @@ nlohmann::json TrainConfig::to_json() const {
   return j;
 }
 
+TaskSpec read_task_spec(const ConfigReader& r) {
+  TaskSpec task;
+  task.kind = r.string("task", task.kind);
+  task.mask_probability = r.number("mask_probability", task.mask_probability, 1e-6, 1);
+  return task;
+}
+
 TrainConfig read_train_config(const ConfigReader& r) {
   TrainConfig c;
-  c.task.kind = r.string("task", c.task.kind);
-  c.task.mask_probability = r.number("mask_probability", c.task.mask_probability, 1e-6, 1);
+  c.task = read_task_spec(r);
   c.device = r.string("device", c.device);
   c.device = parse_device(c.device, r.key_path("device")).str();
   c.contraction = r.choice("contraction", c.contraction,

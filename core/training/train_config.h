@@ -95,5 +95,7 @@ struct TrainConfig {
 };
 
 TrainConfig read_train_config(const ConfigReader& reader);
+// The task part of a training section alone (also of a checkpoint's stored TrainConfig::to_json).
+TaskSpec read_task_spec(const ConfigReader& training);
 
 }  // namespace comera
