@@ -53,8 +53,11 @@ TEST_CASE("the README's first steps run against a quickstart database", "[readme
 
   comera::testing::TempDir dir;
   const std::string data = dir.file("wordnet"), results = dir.file("results");
+  // From the repository root, as the README says.
   auto run = [](const std::string& args) {
-    const auto r = comera::testing::run_cli(args);
+    const auto r = comera::run_process(
+        {"/bin/sh", "-c", "cd " + source("") + " && " + comera::testing::cli_path() + " " + args},
+        "comera", comera::ErrorOutput::Merge);
     INFO("comera " << args << "\n" << r.output);
     REQUIRE(r.status == 0);
     return r.output;

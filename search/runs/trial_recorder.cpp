@@ -3,6 +3,8 @@
 #include "search/store/epoch_metrics.h"
 #include "search/store/layer_ranks.h"
 
+#include <algorithm>
+
 namespace comera {
 
 namespace {
@@ -26,9 +28,13 @@ std::map<std::string, double> epoch_values(const EpochMetrics& m) {
 
 }  // namespace
 
+// Recorded by late-stage epochs only: the targets they worked toward.
+const std::vector<std::string> kLateTargets = {"loss_target", "size_target"};
+
 std::vector<std::string> recorded_metric_names() {
-  std::vector<std::string> names;
+  std::vector<std::string> names = kLateTargets;
   for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
+  std::sort(names.begin(), names.end());
   return names;
 }
 
@@ -54,8 +60,8 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
   record.metrics = epoch_values(m);
   if (m.partial) record.metrics["partial"] = 1;
   if (m.stage == "late") {
-    record.metrics["loss_target"] = m.loss_target;
-    record.metrics["size_target"] = m.size_target;
+    record.metrics[kLateTargets[0]] = m.loss_target;
+    record.metrics[kLateTargets[1]] = m.size_target;
   }
   store::record_epoch(db_, trial_id_, record);
   std::vector<store::LayerRanks> ranks;
