@@ -246,3 +246,37 @@ TEST_CASE("command-line overrides go through the file's checks, and each config 
   CHECK(std::filesystem::exists(dir.file(one)));
   CHECK(std::filesystem::exists(dir.file(two)));
 }
+
+TEST_CASE("the dense baseline of an experiment with a late stage trains on its task loss "
+          "throughout",
+          "[trusted_runs][cli]") {
+  // Dense, max{L - L0, S - S0} has no size to trade and is flat once L < L0: a late stage would
+  // leave the baseline learning at rho times its rate.
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const auto experiment = dir.file("late.json");
+  auto model = model_json();
+  model["vocab"] = 30522;
+  std::ofstream(experiment) << nlohmann::json{
+      {"name", "late"},
+      {"model", model},
+      {"training", {{"epochs", 2}, {"batch_size", 2}, {"late_stage", {{"start_epoch", 1}, {"loss_target", 50}}}}},
+      {"data", {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
+                {"eval", "dev_matched.tsv"}, {"max_length", 16}}}}
+      .dump();
+  auto stages = [&](const std::string& flags) {
+    const auto r = run_process({"/bin/sh", "-c", "cd " + dir.file("") + " && " + comera::testing::cli_path() +
+                                                     " train --no-db --quiet --json --config " + experiment + flags},
+                               "comera", ErrorOutput::Discard);
+    REQUIRE(r.status == 0);
+    const auto result = nlohmann::json::parse(r.output);
+    std::vector<std::string> out;
+    for (const auto& e : result.at("epochs")) out.push_back(e.at("stage"));
+    return out;
+  };
+  CHECK(stages("") == std::vector<std::string>{"early", "late"});
+  CHECK(stages(" --dense") == std::vector<std::string>{"early", "early"});
+}

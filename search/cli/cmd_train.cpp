@@ -135,6 +135,9 @@ int run(int argc, char** argv) {
   auto e = experiment_with_overrides(r);
   if (r.count("dense")) {
     e.model = e.model.dense();
+    // No size to trade: in the late stage max{L - L0, S - S0} is flat once the loss is below L0,
+    // which would leave the dense baseline learning at rho times its rate. Sweeps drop it too.
+    e.training.late.enabled = false;
     e.name += "_dense";
     if (!e.training.init_from.empty())
       e.training.init_from = dense_checkpoint_path(e.training.init_from);
