@@ -1,7 +1,8 @@
 // The baselines users compare against (docs/baselines.md): GaLore against torch's AdamW and a
 // float64 GaLore written here, its projection sides, refresh schedule and state size against the
 // published formula; the low-rank layer and LTE against float64 references (LTE with one head
-// merging every step against LoRA training of W); the "method" key's rewrites.
+// merging every step against LoRA training of W); the "method" key's rewrites; a sweep over the
+// methods recording each like any trial; `comera bench methods` and its plot.
 #include "core/layers/low_rank_linear.h"
 #include "core/layers/lte_linear.h"
 #include "core/models/model_config.h"
@@ -11,7 +12,18 @@
 #include "core/training/optimizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "search/bench/methods_plot.h"
+#include "search/reproduce/paper_spec.h"
+#include "search/sweep/published_figures.h"
+#include "search/sweep/trial_expansion.h"
+#include "search/sweep/sweep_runner.h"
+#include "search/sweep/sweep_spec.h"
 #include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
+
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
 
 #include <ATen/ATen.h>
 #include <torch/nn/module.h>
@@ -20,10 +32,13 @@
 #include <torch/optim/adamw.h>
 
 #include <cmath>
+#include <fstream>
+#include <set>
 #include <string>
 
 using namespace comera;
 using Catch::Matchers::Contains;
+using comera::testing::TempDir;
 
 namespace {
 
@@ -399,4 +414,130 @@ TEST_CASE("the method key rewrites an experiment into explicit settings", "[base
   bad["method"] = "lte";
   bad["method_settings"] = {{"lte", {{"rnak", 4}}}};
   CHECK_THROWS_WITH(parse_experiment(bad), Contains("method_settings.lte.rnak"));
+}
+
+TEST_CASE("a sweep over methods trains each one and records it like any trial", "[baselines]") {
+  TempDir dir;
+  const nlohmann::json experiment = {
+      {"name", "tiny"},
+      {"model",
+       {{"vocab", 30522}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
+        {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0},
+        {"tensorized", {{"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 2}}}}}}},
+      {"training",
+       {{"epochs", 2}, {"batch_size", 4}, {"eval_batch_size", 8}, {"seed", 1},
+        {"late_stage", {{"start_epoch", 1}, {"loss_target", 0.5}, {"size_ratio", 0.5}}}}},
+      {"data",
+       {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"},
+        {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}},
+      {"method_settings", {{"galore", {{"rank", 2}, {"update_proj_gap", 2}}},
+                           {"lte", {{"rank", 2}, {"heads", 2}}},
+                           {"lowrank", {{"rank", 2}}}}}};
+  const auto spec = sweep::parse_sweep_spec(
+      {{"name", "methods"}, {"base", experiment}, {"objectives", "size:min,accuracy:max"},
+       {"axes", {{"set", {{"method", {"tt", "dense", "galore", "lte", "lowrank"}}}}}}});
+  sweep::SweepOptions options;
+  options.db_path = dir.file("r.db");
+  const auto report = sweep::run_sweep(spec, options);
+  CHECK(sweep::describe_states(report) == "5 trials: 5 complete");
+  SQLite::Database db(dir.file("r.db"), SQLite::OPEN_READONLY);
+  auto objective = [&](const std::string& method, const std::string& name) {
+    SQLite::Statement q(db, "SELECT o.value FROM objectives o JOIN trials t ON t.id = o.trial_id "
+                            "WHERE json_extract(t.config, '$.point.method') = ? AND o.name = ?");
+    q.bind(1, method), q.bind(2, name);
+    REQUIRE(q.executeStep());
+    return q.getColumn(0).getDouble();
+  };
+  auto kind = [&](const std::string& method) {
+    SQLite::Statement q(db, "SELECT json_extract(config, '$.kind') FROM trials WHERE "
+                            "json_extract(config, '$.point.method') = ?");
+    q.bind(1, method);
+    REQUIRE(q.executeStep());
+    return q.getColumn(0).getString();
+  };
+  CHECK(kind("tt") == "late");
+  for (const std::string method : {"dense", "galore", "lte", "lowrank"}) CHECK(kind(method) == method);
+  for (const std::string method : {"tt", "dense", "galore", "lte", "lowrank"}) {
+    INFO(method);
+    CHECK(objective(method, "accuracy") >= 0);
+    CHECK(objective(method, "size") > 0);
+    CHECK(std::isfinite(objective(method, "eval_loss")));
+  }
+  // Sizes in parameters: GaLore trains the dense model; low-rank replaces each 8 x 8 (or 8 x 16)
+  // weight by rank-2 factors; LTE keeps W and adds two heads of factors.
+  CHECK(objective("galore", "size") == objective("dense", "size"));
+  CHECK(objective("lowrank", "size") < objective("dense", "size"));
+  CHECK(objective("lte", "size") > objective("dense", "size"));
+  // The dense model with 4·64 + 2·128 attention and FFN weights; low-rank: 4·32 + 2·48.
+  CHECK(objective("dense", "size") - objective("lowrank", "size") == (4 * 64 + 2 * 128) - (4 * 32 + 2 * 48));
+}
+
+TEST_CASE("comera bench methods: every method at every batch, one table, refuses unknown ones",
+          "[baselines][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string config = dir.file("tiny.json");
+  std::ofstream(config) << nlohmann::json{
+      {"model", {{"vocab", 100}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
+                 {"max_positions", 8}, {"classes", 3}, {"dropout", 0.0},
+                 {"tensorized", {{"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 2}}}}}}},
+      {"training", {{"truncation", {{"when", "never"}}}}},
+      {"method_settings", {{"galore", {{"rank", 2}}}, {"lte", {{"rank", 2}, {"heads", 2}}},
+                           {"lowrank", {{"rank", 2}}}}}}.dump();
+  const std::string flags = " --config " + config + " --batches 1,2 --seq 4 --warmup 0 --repeats 1 --threads 1";
+  auto r = comera::testing::run_cli("bench methods --json" + flags + " 2>/dev/null");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  const auto rows = nlohmann::json::parse(r.output);
+  REQUIRE(rows.size() == 10);
+  std::set<std::string> seen;
+  for (const auto& row : rows) {
+    seen.insert(row["method"].get<std::string>() + "@" + std::to_string(row["batch"].get<int64_t>()));
+    CHECK(row["median_ms"].get<double>() > 0);
+    CHECK(row["peak_tensor_mb"].get<double>() > 0);
+    if (row["method"] == "tt") CHECK(row["time_vs_tt"].get<double>() == 1.0);
+  }
+  CHECK(seen.size() == 10);
+  r = comera::testing::run_cli("bench methods" + flags + " --methods tt,lora");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("--methods") && Contains("lora"));
+  r = comera::testing::run_cli("bench methods" + flags + " --methods tt,galore --plot " + config);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("--plot"));
+}
+
+TEST_CASE("the Figure 1 plot: one line per method in both panels", "[baselines]") {
+  const std::vector<MethodPoint> points{{"tt", 1, 10, 5}, {"galore", 1, 20, 45}, {"tt", 32, 30, 9}};
+  const auto script = methods_gnuplot_script(points, "figure \"1\"", "out.png");
+  CHECK_THAT(script, Contains("$m0 << EOD\n1 10 5\n32 30 9\nEOD"));
+  CHECK_THAT(script, Contains("$m1 << EOD\n1 20 45\nEOD"));
+  CHECK_THAT(script, Contains("title \"figure \\\"1\\\"\""));
+  CHECK_THAT(script, Contains("using 1:2 with linespoints lw 2 title \"tt\""));
+  CHECK_THAT(script, Contains("using 1:3 with linespoints lw 2 title \"galore\""));
+}
+
+TEST_CASE("figure1: every method at batch 1, 32, 64 and 128 with the baselines' ranks", "[baselines]") {
+  const auto spec = reproduce::load_paper_spec("figure1");
+  for (bool full : {false, true}) {
+    INFO(full);
+    const auto trials = sweep::expand_trials(sweep::parse_sweep_spec(
+        reproduce::sweep_json(spec, full), spec.file, sweep::default_figures_file()));
+    REQUIRE(trials.size() == 20);
+    std::set<std::string> points;
+    for (const auto& t : trials) {
+      const auto method = t["point"]["method"].get<std::string>();
+      points.insert(method + "@" + t["point"]["training.batch_size"].dump());
+      const auto e = parse_experiment(t["experiment"]);
+      CHECK(e.model.settings["layers"] == (full ? 6 : 2));
+      CHECK(e.training.late.enabled == false);
+      if (method == "galore") CHECK(e.training.optimizer.galore_rank == 256);
+      if (method == "lte") CHECK(e.model.settings["lte"]["ffn_in"]["rank"] == 32);
+      if (method == "lowrank") CHECK(e.model.settings["low_rank"]["attention"]["rank"] == 64);
+      if (method == "tt") CHECK(e.model.settings["tensorized"].size() == 5);
+    }
+    CHECK(points.size() == 20);
+  }
 }

@@ -68,32 +68,35 @@ void check_single_form(const ConfigReader& r, const std::string& name, const Lin
                 "; give each layer kind one form");
 }
 
-void read_low_rank(const ConfigReader& r, ModelConfig& c) {
+// Each layer kind present in `r` read into its spec by `read` (its other keys are errors).
+template <typename Read>
+void read_forms(const ConfigReader& r, ModelConfig& c, Read&& read) {
   for (const char* name : kLinearKinds) {
     if (!r.has(name)) continue;
     auto& spec = linear_of(c, name);
     check_single_form(r, name, spec);
     const auto layer = r.object(name);
-    spec.low_rank = layer.integer("rank", 0, 1);
+    read(layer, spec);
     layer.finish();
   }
   r.finish();
 }
 
+void read_low_rank(const ConfigReader& r, ModelConfig& c) {
+  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec) {
+    if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (the factors' rank, e.g. 16)");
+    spec.low_rank = layer.integer("rank", 0, 1);
+  });
+}
+
 void read_lte(const ConfigReader& r, ModelConfig& c) {
-  for (const char* name : kLinearKinds) {
-    if (!r.has(name)) continue;
-    auto& spec = linear_of(c, name);
-    check_single_form(r, name, spec);
-    const auto layer = r.object(name);
+  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec) {
     if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (the LoRA rank, e.g. 8)");
     spec.lte.rank = layer.integer("rank", 0, 1);
     spec.lte.heads = layer.integer("heads", spec.lte.heads, 1);
     spec.lte.alpha = layer.number("alpha", spec.lte.alpha, 1e-12);
     spec.lte.merge_steps = layer.integer("merge_steps", spec.lte.merge_steps, 1);
-    layer.finish();
-  }
-  r.finish();
+  });
 }
 
 EmbeddingSpec read_embedding(const ConfigReader& parent, int64_t vocab, int64_t d_model) {

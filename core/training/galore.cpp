@@ -87,12 +87,8 @@ Galore::Galore(std::vector<torch::optim::OptimizerParamGroup> groups,
 }
 
 torch::Tensor Galore::step(LossClosure closure) {
+  const torch::Tensor loss = closure ? closure() : torch::Tensor();
   at::NoGradGuard no_grad;
-  torch::Tensor loss;
-  if (closure) {
-    at::AutoGradMode enable_grad(true);
-    loss = closure();
-  }
   for (auto& group : param_groups()) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
     const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());

@@ -26,6 +26,7 @@ std::string methods_gnuplot_script(const std::vector<MethodPoint>& points, const
   }
   s << "set terminal pngcairo size 1400,560 font \"sans,11\"\n"
     << "set output " << gnuplot_quoted(png_path) << "\n"
+    << "set termoption noenhanced\n"
     << "set multiplot layout 1,2 title " << gnuplot_quoted(title) << "\n"
     << "set logscale x 2\nset logscale y\nset grid\nset key top left\n"
     << "set xlabel \"batch size\"\n";

@@ -105,7 +105,7 @@ int run(int argc, char** argv) {
   std::printf("| method | batch | ms/step | peak tensors MB | peak RSS MB | parameters | time / tt | memory / tt |\n"
               "|---|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& row : rows)
-    std::printf("| %s | %lld | %.1f | %.1f | %.1f | %lld | %s | %s |\n",
+    std::printf("| %s | %lld | %.1f | %.2f | %.1f | %lld | %s | %s |\n",
                 row["method"].get<std::string>().c_str(), static_cast<long long>(row["batch"].get<int64_t>()),
                 row["median_ms"].get<double>(), row["peak_tensor_mb"].get<double>(),
                 row["peak_mem_mb"].get<double>(), static_cast<long long>(row["params"].get<int64_t>()),
