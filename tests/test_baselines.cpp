@@ -305,9 +305,9 @@ TEST_CASE("LTE splits the batch over its heads and merges their mean", "[baselin
   LteLinear lte(LteLinearOptions(6, 4, 2).heads(2).alpha(3).merge_steps(2));
   lte->to(at::kDouble);
   const double s = 1.5;
-  // A orthogonal, scaled by sqrt(in / r): A·Aᵀ = (in / r)·I.
+  // A orthogonal, scaled by sqrt(in / r): A·Aᵀ = (in / r)·I (initialised in float32).
   for (int64_t h = 0; h < 2; ++h)
-    CHECK(at::allclose(lte->lora_a[h].matmul(lte->lora_a[h].t()), 3.0 * at::eye(2, at::kDouble), 1e-12, 1e-12));
+    CHECK(at::allclose(lte->lora_a[h].matmul(lte->lora_a[h].t()), 3.0 * at::eye(2, at::kDouble), 1e-5, 1e-5));
   {
     at::NoGradGuard no_grad;
     lte->lora_b.normal_();
@@ -400,10 +400,13 @@ TEST_CASE("the method key rewrites an experiment into explicit settings", "[base
   CHECK(count(low, static_cast<LowRankLinearImpl*>(nullptr)) == 2 * 6);
   CHECK(low.model.settings["low_rank"]["ffn_in"]["rank"] == 6);
   CHECK(lte.model.settings["lte"]["attention"]["heads"] == 2);
-  // Applying a method twice changes nothing; the recorded experiment reads back the same.
-  for (const auto* e : {&dense, &tt, &galore, &lte, &low}) {
-    const auto again = parse_experiment(e->to_json());
-    CHECK(again.to_json() == e->to_json());
+  // Applying a method twice changes nothing.
+  for (const std::string method : method_names()) {
+    INFO(method);
+    auto json = base;
+    json["method"] = method;
+    const auto once = apply_method(json);
+    CHECK(apply_method(once) == once);
   }
   auto bad = base;
   bad["method"] = "lora";
