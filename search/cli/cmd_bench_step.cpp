@@ -60,8 +60,9 @@ int run(int argc, char** argv) {
       "bench step",
       "Median wall and process CPU time and peak memory (process RSS above the idle baseline) of one full\n"
       "training step (forward, loss with the size terms, backward, optimiser step) of the\n"
-      "experiment's model and task on random inputs. --dense builds every layer dense; --compare\n"
-      "measures both builds at each of --batches, each in its own process, and prints a table.");
+      "experiment's model and task on random inputs. --dense builds every layer dense, --method\n"
+      "trains under a baseline (dense, tt, galore, lte, lowrank); --compare measures the\n"
+      "tensorized and dense builds at each of --batches, each in its own process, and prints a table.");
   options.add_options()("config", "Experiment file",
                         cxxopts::value<std::string>()->default_value("experiments/mnli_six_encoder.json"))(
       "batch", "Sequences per step", cxxopts::value<int64_t>()->default_value("8"))(
