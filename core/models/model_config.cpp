@@ -48,6 +48,57 @@ LinearSpec read_linear(const ConfigReader& parent, const std::string& key, int64
   return spec;
 }
 
+// model.low_rank and model.lte: {layer kind: settings} for the linear layers; a layer kind
+// already given another form is an error.
+const char* const kLinearKinds[] = {"attention", "ffn_in", "ffn_out", "classifier"};
+
+template <typename Config>
+auto& linear_of(Config& c, const std::string& name) {
+  if (name == "attention") return c.attention;
+  if (name == "ffn_in") return c.ffn_in;
+  if (name == "ffn_out") return c.ffn_out;
+  return c.classifier;
+}
+
+void check_single_form(const ConfigReader& r, const std::string& name, const LinearSpec& spec) {
+  if (spec.tensorized || spec.low_rank > 0 || spec.lte.rank > 0)
+    throw Error(r.key_path(name) + ": this layer kind is already " +
+                (spec.tensorized ? "tensorized (model.tensorized)"
+                 : spec.low_rank > 0 ? "low-rank (model.low_rank)" : "LTE (model.lte)") +
+                "; give each layer kind one form");
+}
+
+// Each layer kind present in `r` read into its spec by `read` (its other keys are errors).
+template <typename Read>
+void read_forms(const ConfigReader& r, ModelConfig& c, Read&& read) {
+  for (const char* name : kLinearKinds) {
+    if (!r.has(name)) continue;
+    auto& spec = linear_of(c, name);
+    check_single_form(r, name, spec);
+    const auto layer = r.object(name);
+    read(layer, spec);
+    layer.finish();
+  }
+  r.finish();
+}
+
+void read_low_rank(const ConfigReader& r, ModelConfig& c) {
+  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec) {
+    if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (the factors' rank, e.g. 16)");
+    spec.low_rank = layer.integer("rank", 0, 1);
+  });
+}
+
+void read_lte(const ConfigReader& r, ModelConfig& c) {
+  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec) {
+    if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (the LoRA rank, e.g. 8)");
+    spec.lte.rank = layer.integer("rank", 0, 1);
+    spec.lte.heads = layer.integer("heads", spec.lte.heads, 1);
+    spec.lte.alpha = layer.number("alpha", spec.lte.alpha, 1e-12);
+    spec.lte.merge_steps = layer.integer("merge_steps", spec.lte.merge_steps, 1);
+  });
+}
+
 EmbeddingSpec read_embedding(const ConfigReader& parent, int64_t vocab, int64_t d_model) {
   EmbeddingSpec spec;
   if (!parent.has("embedding")) return spec;
@@ -77,6 +128,19 @@ nlohmann::json linear_json(const LinearSpec& s) {
   return {{"in_modes", s.in_modes}, {"out_modes", s.out_modes}, {"ranks", s.ranks}};
 }
 
+void baseline_json(const ModelConfig& c, nlohmann::json& out) {
+  nlohmann::json low = nlohmann::json::object(), lte = nlohmann::json::object();
+  for (const char* name : kLinearKinds) {
+    const auto& s = linear_of(c, name);
+    if (s.low_rank > 0) low[name] = {{"rank", s.low_rank}};
+    if (s.lte.rank > 0)
+      lte[name] = {{"rank", s.lte.rank}, {"heads", s.lte.heads}, {"alpha", s.lte.alpha},
+                   {"merge_steps", s.lte.merge_steps}};
+  }
+  if (!low.empty()) out["low_rank"] = low;
+  if (!lte.empty()) out["lte"] = lte;
+}
+
 }  // namespace
 
 ModelConfig ModelConfig::dense() const {
@@ -101,11 +165,13 @@ nlohmann::json ModelConfig::to_json() const {
   if (ffn_in.tensorized) t["ffn_in"] = linear_json(ffn_in);
   if (ffn_out.tensorized) t["ffn_out"] = linear_json(ffn_out);
   if (classifier.tensorized) t["classifier"] = linear_json(classifier);
-  return {{"vocab", vocab}, {"d_model", d_model}, {"heads", heads}, {"layers", layers},
-          {"ffn", ffn}, {"max_positions", max_positions}, {"segments", segments},
-          {"classes", classes}, {"masked_lm", masked_lm}, {"dropout", dropout},
-          {"layer_norm_eps", layer_norm_eps}, {"rank_threshold", rank_threshold},
-          {"tensorized", t}};
+  nlohmann::json out = {{"vocab", vocab}, {"d_model", d_model}, {"heads", heads},
+                        {"layers", layers}, {"ffn", ffn}, {"max_positions", max_positions},
+                        {"segments", segments}, {"classes", classes}, {"masked_lm", masked_lm},
+                        {"dropout", dropout}, {"layer_norm_eps", layer_norm_eps},
+                        {"rank_threshold", rank_threshold}, {"tensorized", t}};
+  baseline_json(*this, out);
+  return out;
 }
 
 ModelConfig read_model_config(const ConfigReader& r) {
@@ -138,6 +204,8 @@ ModelConfig read_model_config(const ConfigReader& r) {
     c.classifier = read_linear(t, "classifier", c.d_model, c.d_model);
     t.finish();
   }
+  if (r.has("low_rank")) read_low_rank(r.object("low_rank"), c);
+  if (r.has("lte")) read_lte(r.object("lte"), c);
   r.finish();
   return c;
 }

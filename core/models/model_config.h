@@ -1,6 +1,6 @@
 #pragma once
 // Configuration of the BERT-style encoder (METHOD §7): sizes, dropout, and for each layer kind
-// whether it is dense or tensor-train, with its modes and ranks.
+// whether it is dense, tensor-train (with its modes and ranks), low-rank or LTE (baselines).
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -11,10 +11,19 @@ namespace comera {
 
 class ConfigReader;
 
-// A linear layer kind built as TT when `tensorized`; ranks have boundary 1s.
+// LTE's LoRA heads for one layer kind (lte_linear.h); rank 0: not LTE.
+struct LteSpec {
+  int64_t rank = 0, heads = 4, merge_steps = 1;
+  double alpha = 1;
+};
+
+// A linear layer kind: TT when `tensorized` (ranks with boundary 1s), W = A·B when
+// low_rank > 0 (model.low_rank), LTE when lte.rank > 0 (model.lte), else dense.
 struct LinearSpec {
   bool tensorized = false;
   std::vector<int64_t> in_modes, out_modes, ranks;
+  int64_t low_rank = 0;
+  LteSpec lte;
 };
 
 // The word embedding built as TTM when `tensorized`.
@@ -43,7 +52,7 @@ struct ModelConfig {
   LinearSpec ffn_out;     // ffn -> d_model
   LinearSpec classifier;  // the head's first layer, d_model -> d_model
 
-  // The same architecture with every layer dense.
+  // The same architecture with every layer dense (low-rank and LTE layers too).
   ModelConfig dense() const;
   bool any_tensorized() const;
   nlohmann::json to_json() const;

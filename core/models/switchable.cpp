@@ -1,5 +1,7 @@
 #include "core/models/switchable.h"
 
+#include "core/layers/low_rank_linear.h"
+#include "core/layers/lte_linear.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
 
@@ -16,6 +18,19 @@ LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double
     TTLinear tt(TTLinearOptions(spec.in_modes, spec.out_modes, spec.ranks).threshold(threshold));
     module_ = tt.ptr();
     forward_ = [m = tt.get()](const at::Tensor& x) { return m->forward(x); };
+    return;
+  }
+  if (spec.low_rank > 0) {
+    LowRankLinear low(LowRankLinearOptions(in, out, spec.low_rank));
+    module_ = low.ptr();
+    forward_ = [m = low.get()](const at::Tensor& x) { return m->forward(x); };
+    return;
+  }
+  if (spec.lte.rank > 0) {
+    const auto& l = spec.lte;
+    LteLinear lte(LteLinearOptions(in, out, l.rank).heads(l.heads).alpha(l.alpha).merge_steps(l.merge_steps));
+    module_ = lte.ptr();
+    forward_ = [m = lte.get()](const at::Tensor& x) { return m->forward(x); };
     return;
   }
   torch::nn::Linear dense(torch::nn::LinearOptions(in, out));

@@ -26,7 +26,7 @@ class SwitchableLayer {
 };
 
 // in -> out: torch Linear (weight N(0, 1/(in+out)) like the TT initialisation, bias
-// U(±1/sqrt(out))) or TTLinear with the spec's modes and ranks.
+// U(±1/sqrt(out))), TTLinear with the spec's modes and ranks, LowRankLinear or LteLinear.
 class LinearLayer : public SwitchableLayer {
  public:
   LinearLayer() = default;

@@ -1,5 +1,7 @@
 #include "core/training/experiment.h"
 
+#include "core/training/method.h"
+
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 
@@ -8,14 +10,19 @@
 namespace comera {
 
 nlohmann::json ExperimentConfig::to_json() const {
-  return {{"name", name}, {"description", description}, {"model", model.to_json()},
-          {"training", training.to_json()}, {"data", data.to_json()}};
+  nlohmann::json j = {{"name", name}, {"description", description}, {"model", model.to_json()},
+                      {"training", training.to_json()}, {"data", data.to_json()}};
+  if (!method.empty()) j.update({{"method", method}, {"method_settings", method_settings}});
+  return j;
 }
 
 ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string& file) {
   try {
-    ConfigReader r(json, "");
+    const auto applied = apply_method(json);
+    ConfigReader r(applied, "");
     ExperimentConfig e;
+    if (r.has("method")) e.method = r.string("method", "");
+    if (r.has("method_settings")) e.method_settings = r.value("method_settings");
     e.file = file;
     e.name = r.string("name", file.empty() ? "experiment" : std::filesystem::path(file).stem().string());
     e.description = r.string("description", "");

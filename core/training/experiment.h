@@ -1,6 +1,7 @@
 #pragma once
 // An experiment file (experiments/*.json): a name, the model, the training settings and the
-// data to train and evaluate on.
+// data to train and evaluate on; optionally a baseline "method" (method.h) that rewrites the
+// model and optimiser sections before they are read.
 #include "core/data/task_data.h"
 #include "core/models/model_kind.h"
 #include "core/training/train_config.h"
@@ -17,6 +18,8 @@ struct ExperimentConfig {
   ModelSpec model;
   TrainConfig training;
   DataConfig data;
+  std::string method;  // "" when the experiment names none
+  nlohmann::json method_settings = nlohmann::json::object();
 
   nlohmann::json to_json() const;
 };

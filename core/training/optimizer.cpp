@@ -2,6 +2,7 @@
 
 #include "core/training/adagrad.h"
 #include "core/training/fused_adamw.h"
+#include "core/training/galore.h"
 #include "core/training/param_groups.h"
 #include "core/training/sgd.h"
 #include "core/util/error.h"
@@ -17,6 +18,7 @@ std::vector<double> group_rates(const OptimizerConfig& c) {
 std::unique_ptr<torch::optim::OptimizerOptions> options_for(const OptimizerConfig& c, double lr) {
   switch (c.kind) {
     case OptimizerKind::AdamW:
+    case OptimizerKind::Galore:
       return std::make_unique<torch::optim::AdamWOptions>(
           torch::optim::AdamWOptions(lr).betas({c.beta1, c.beta2}).eps(c.eps)
               .weight_decay(c.weight_decay).amsgrad(c.amsgrad));
@@ -55,6 +57,12 @@ std::unique_ptr<torch::optim::Optimizer> make_optimizer(const torch::nn::Module&
       return make<SGD, torch::optim::SGDOptions>(std::move(param_groups), config);
     case OptimizerKind::Adagrad:
       return make<Adagrad, torch::optim::AdagradOptions>(std::move(param_groups), config);
+    case OptimizerKind::Galore:
+      return std::make_unique<Galore>(
+          std::move(param_groups),
+          static_cast<const torch::optim::AdamWOptions&>(*options_for(config, config.lr_other)),
+          GaloreSettings{config.galore_rank, config.galore_update_proj_gap, config.galore_scale},
+          galore_targets(model));
   }
   throw Error("unknown optimiser kind");
 }

@@ -1,7 +1,8 @@
 #pragma once
 // The optimiser factory (training.optimizer.kind): AdamW (the fused one), SGD or Adagrad over
 // three parameter groups (cores, rank vectors, the rest) with their own learning rates
-// (METHOD §3). Each can slice its state when rank truncation cuts a parameter.
+// (METHOD §3), or GaLore (galore.h: AdamW with projected moments for the attention and FFN
+// weights). Each can slice its state when rank truncation cuts a parameter.
 #include "core/training/train_config.h"
 
 #include <memory>

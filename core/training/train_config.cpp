@@ -33,6 +33,7 @@ const char* optimizer_name(OptimizerKind k) {
     case OptimizerKind::AdamW: return "adamw";
     case OptimizerKind::SGD: return "sgd";
     case OptimizerKind::Adagrad: return "adagrad";
+    case OptimizerKind::Galore: return "galore";
   }
   return "";
 }
@@ -52,6 +53,10 @@ nlohmann::json optimizer_json(const OptimizerConfig& o) {
       j.update({{"lr_decay", o.lr_decay}, {"initial_accumulator", o.initial_accumulator},
                 {"eps", o.eps}});
       break;
+    case OptimizerKind::Galore:
+      j.update({{"betas", {o.beta1, o.beta2}}, {"eps", o.eps}, {"rank", o.galore_rank},
+                {"update_proj_gap", o.galore_update_proj_gap}, {"scale", o.galore_scale}});
+      break;
   }
   return j;
 }
@@ -59,15 +64,23 @@ nlohmann::json optimizer_json(const OptimizerConfig& o) {
 // Settings of another optimiser kind are errors, not silently ignored.
 OptimizerConfig read_optimizer(const ConfigReader& o) {
   OptimizerConfig x;
-  const auto kind = o.choice("kind", "adamw", {"adamw", "sgd", "adagrad"});
-  x.kind = kind == "sgd" ? OptimizerKind::SGD : kind == "adagrad" ? OptimizerKind::Adagrad : OptimizerKind::AdamW;
+  const auto kind = o.choice("kind", "adamw", {"adamw", "sgd", "adagrad", "galore"});
+  x.kind = kind == "sgd"       ? OptimizerKind::SGD
+           : kind == "adagrad" ? OptimizerKind::Adagrad
+           : kind == "galore"  ? OptimizerKind::Galore
+                               : OptimizerKind::AdamW;
   x.lr_cores = o.number("lr_cores", x.lr_cores);
   x.lr_ranks = o.number("lr_ranks", x.lr_ranks);
   x.lr_other = o.number("lr_other", x.lr_other);
   x.weight_decay = o.number("weight_decay", x.weight_decay);
-  if (x.kind == OptimizerKind::AdamW) {
+  if (x.kind == OptimizerKind::AdamW || x.kind == OptimizerKind::Galore) {
     x.eps = o.number("eps", x.eps);
-    x.amsgrad = o.boolean("amsgrad", x.amsgrad);
+    if (x.kind == OptimizerKind::AdamW) x.amsgrad = o.boolean("amsgrad", x.amsgrad);
+    if (x.kind == OptimizerKind::Galore) {
+      x.galore_rank = o.integer("rank", x.galore_rank, 1);
+      x.galore_update_proj_gap = o.integer("update_proj_gap", x.galore_update_proj_gap, 1);
+      x.galore_scale = o.number("scale", x.galore_scale);
+    }
     if (o.has("betas")) {
       const auto& b = o.value("betas");
       if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() ||

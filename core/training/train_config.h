@@ -15,7 +15,7 @@ class ConfigReader;
 
 enum class ScheduleKind { Constant, Linear, Cosine };
 
-enum class OptimizerKind { AdamW, SGD, Adagrad };
+enum class OptimizerKind { AdamW, SGD, Adagrad, Galore };
 
 struct OptimizerConfig {
   OptimizerKind kind = OptimizerKind::AdamW;
@@ -31,6 +31,10 @@ struct OptimizerConfig {
   bool nesterov = false;
   // Adagrad
   double lr_decay = 0, initial_accumulator = 0;
+  // GaLore (AdamW's betas and eps too; galore.h): rank, steps between projector refreshes (T),
+  // and the factor on the projected-back update.
+  int64_t galore_rank = 128, galore_update_proj_gap = 200;
+  double galore_scale = 0.25;
 };
 
 struct ScheduleConfig {

@@ -1,5 +1,7 @@
 #include "core/training/training_step.h"
 
+#include "core/layers/lte_linear.h"
+
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
@@ -52,6 +54,7 @@ StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const O
   value.total.backward();
   if (clip_grad_norm > 0) clip_gradients(model.parameters(), clip_grad_norm);
   optimizer.step();
+  lte_after_step(model);
   return r;
 }
 

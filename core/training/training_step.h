@@ -1,6 +1,6 @@
 #pragma once
 // One optimiser step of the bi-objective trainer: forward, task loss plus size terms, backward,
-// gradient clipping, optimiser step; and evaluation over a dataset. Any model kind and task
+// gradient clipping, optimiser step, LTE merges when due (lte_linear.h); and evaluation over a dataset. Any model kind and task
 // (task.h), any optimiser, any device; shared by the trainer and the step benchmark.
 #include "core/data/dataset.h"
 #include "core/models/task.h"

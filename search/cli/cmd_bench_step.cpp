@@ -1,33 +1,21 @@
-// `comera bench step`: median time and peak memory of a full training step, tensorized or dense,
-// or both side by side at several batch sizes (--compare).
+// `comera bench step`: median time and peak memory of a full training step, tensorized or dense
+// or under a baseline method (--method), or both builds side by side at several batch sizes
+// (--compare).
 #include "core/training/experiment.h"
+#include "core/util/config_reader.h"
 #include "search/bench/step_benchmark.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
-#include "core/util/process.h"
+#include "search/cli/bench_child.h"
 #include "search/cli/command.h"
 
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
-#include <filesystem>
 #include <iostream>
 
 namespace comera::cli {
 namespace {
-
-// One measurement in a child process of this binary, so each peak is its own.
-nlohmann::json measure_in_child(std::vector<std::string> args) {
-  args.insert(args.begin(), {std::filesystem::read_symlink("/proc/self/exe").string(), "bench",
-                             "step", "--json"});
-  const auto child = run_process(args, "comera bench step");
-  if (child.status != 0) {
-    std::string command = "comera";
-    for (size_t i = 1; i < args.size(); ++i) command += " " + args[i];
-    throw Error("`" + command + "` failed (run it alone to see why)");
-  }
-  return nlohmann::json::parse(child.output);
-}
 
 int compare(const cxxopts::ParseResult& r) {
   const std::vector<std::string> common{
@@ -39,10 +27,10 @@ int compare(const cxxopts::ParseResult& r) {
     auto args = common;
     args.insert(args.end(), {"--batch", std::to_string(batch)});
     std::cerr << "batch " << batch << ": tensorized..." << std::endl;
-    const auto tt = measure_in_child(args);
+    const auto tt = bench_step_in_child(args);
     std::cerr << "batch " << batch << ": dense..." << std::endl;
     args.push_back("--dense");
-    const auto dense = measure_in_child(args);
+    const auto dense = bench_step_in_child(args);
     rows.push_back({{"batch", batch}, {"tensorized", tt}, {"dense", dense},
                     {"speedup", dense["median_ms"].get<double>() / tt["median_ms"].get<double>()},
                     {"cpu_speedup",
@@ -72,13 +60,19 @@ int run(int argc, char** argv) {
       "bench step",
       "Median wall and process CPU time and peak memory (process RSS above the idle baseline) of one full\n"
       "training step (forward, loss with the size terms, backward, optimiser step) of the\n"
-      "experiment's model and task on random inputs. --dense builds every layer dense; --compare\n"
-      "measures both builds at each of --batches, each in its own process, and prints a table.");
+      "experiment's model and task on random inputs. --dense builds every layer dense, --method\n"
+      "trains under a baseline (dense, tt, galore, lte, lowrank); --compare measures the\n"
+      "tensorized and dense builds at each of --batches, each in its own process, and prints a table.");
   options.add_options()("config", "Experiment file",
                         cxxopts::value<std::string>()->default_value("experiments/mnli_six_encoder.json"))(
       "batch", "Sequences per step", cxxopts::value<int64_t>()->default_value("8"))(
       "seq", "Tokens per sequence", cxxopts::value<int64_t>()->default_value("128"))(
       "dense", "Build every layer dense")(
+      "method", "Train under this method: dense, tt, galore, lte or lowrank (docs/baselines.md)",
+      cxxopts::value<std::string>()->default_value(""))(
+      "method-settings", "JSON object replacing the experiment's method_settings, e.g. "
+      "'{\"galore\": {\"rank\": 256}}'",
+      cxxopts::value<std::string>()->default_value(""))(
       "device", "Where to compute: cpu, cuda or cuda:N",
       cxxopts::value<std::string>()->default_value("cpu"))(
       "compare", "Tensorized vs dense at each of --batches")(
@@ -90,7 +84,19 @@ int run(int argc, char** argv) {
   if (!parsed) return 0;
   const auto& r = *parsed;
   if (r.count("compare")) return compare(r);
-  auto e = load_experiment(r["config"].as<std::string>());
+  const auto file = r["config"].as<std::string>();
+  auto json = read_json_file(file);
+  const auto method = r["method"].as<std::string>();
+  if (!method.empty()) json["method"] = method;
+  if (!r["method-settings"].as<std::string>().empty()) {
+    try {
+      json["method_settings"] = nlohmann::json::parse(r["method-settings"].as<std::string>());
+    } catch (const nlohmann::json::exception& ex) {
+      throw Error("--method-settings: not JSON (" + std::string(ex.what()) +
+                  "); give an object such as '{\"lte\": {\"heads\": 4}}'");
+    }
+  }
+  auto e = parse_experiment(json, file);
   const bool dense = r.count("dense") > 0;
   if (dense) e.model = e.model.dense();
   e.training.device = parse_device(r["device"].as<std::string>()).str();
@@ -101,13 +107,14 @@ int run(int argc, char** argv) {
   o.repeats = r["repeats"].as<int>();
   if (o.batch < 1 || o.length < 1 || o.repeats < 1)
     throw Error("--batch, --seq and --repeats must be at least 1");
-  std::cerr << "bench step: " << e.name << (dense ? " (dense)" : " (tensorized)") << ", batch "
+  const std::string build = dense ? "dense" : !e.method.empty() ? e.method : "tensorized";
+  std::cerr << "bench step: " << e.name << " (" << build << "), batch "
             << o.batch << " x " << o.length << " tokens, " << o.warmup << " warm-up + " << o.repeats
             << " measured steps..." << std::endl;
   const auto result = benchmark_step(e.model, e.training, o);
   auto j = result.to_json();
   j["config"] = e.name;
-  j["build"] = dense ? "dense" : "tensorized";
+  j["build"] = build;
   j["device"] = e.training.device;
   j["batch"] = o.batch;
   j["seq"] = o.length;
@@ -117,7 +124,7 @@ int run(int argc, char** argv) {
   }
   std::printf("%s %s batch %lld seq %lld: median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
               "%.0f tokens/s, peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
-              e.name.c_str(), dense ? "dense" : "tensorized", static_cast<long long>(o.batch),
+              e.name.c_str(), build.c_str(), static_cast<long long>(o.batch),
               static_cast<long long>(o.length), result.timing.median_ms, result.timing.min_ms,
               result.timing.max_ms, result.timing.cpu_median_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));

@@ -11,12 +11,7 @@
 
 namespace comera::pareto {
 
-namespace {
-
-bool finite(const PlotPoint& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
-
-// gnuplot strings in double quotes: escape backslashes and quotes.
-std::string quoted(const std::string& text) {
+std::string gnuplot_quoted(const std::string& text) {
   std::string out = "\"";
   for (char c : text) {
     if (c == '"' || c == '\\') out += '\\';
@@ -24,6 +19,12 @@ std::string quoted(const std::string& text) {
   }
   return out + "\"";
 }
+
+namespace {
+
+bool finite(const PlotPoint& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
+
+const auto quoted = gnuplot_quoted;
 
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
@@ -138,11 +139,15 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
   return s.str();
 }
 
-void write_png(const FrontPlot& plot, const std::string& png_path) {
+void run_gnuplot(const std::string& script, const std::string& png_path) {
   const auto parent = std::filesystem::path(png_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  run_lines({"gnuplot"}, gnuplot_script(plot, png_path), [](const std::string&) {},
+  run_lines({"gnuplot"}, script, [](const std::string&) {},
             "gnuplot drawing " + png_path + " (install it with scripts/setup.sh)");
+}
+
+void write_png(const FrontPlot& plot, const std::string& png_path) {
+  run_gnuplot(gnuplot_script(plot, png_path), png_path);
 }
 
 }  // namespace comera::pareto

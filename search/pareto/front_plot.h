@@ -24,6 +24,13 @@ struct FrontPlot {
 // span more than two decades are logarithmic; non-finite points are left out.
 std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path);
 
+// A gnuplot string in double quotes, backslashes and quotes escaped.
+std::string gnuplot_quoted(const std::string& text);
+
+// Runs a gnuplot program that writes png_path (its folder created first); throws comera::Error
+// when gnuplot is missing or fails.
+void run_gnuplot(const std::string& script, const std::string& png_path);
+
 // Runs gnuplot (pngcairo terminal); throws comera::Error when gnuplot is missing or fails.
 void write_png(const FrontPlot& plot, const std::string& png_path);
 

@@ -60,13 +60,19 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
   }
   if (kind != Kind::Point) training.erase("late_stage");
   if (kind == Kind::Dense) {
-    experiment["model"].erase("tensorized");
+    experiment.erase("method");
+    for (const char* form : {"tensorized", "low_rank", "lte"}) experiment["model"].erase(form);
     if (training.contains("init_from"))
       training["init_from"] = dense_checkpoint_path(training["init_from"].get<std::string>());
   }
   const bool tensorized = !experiment["model"].value("tensorized", nlohmann::json::object()).empty();
   const bool late = experiment["training"].contains("late_stage");
-  const char* name = !tensorized ? "dense" : late ? "late" : "early";
+  // A baseline method (core/training/method.h) names its own trials.
+  const std::string method = experiment.value("method", std::string());
+  const std::string name = method == "galore" || method == "lte" || method == "lowrank" ? method
+                           : !tensorized || method == "dense"                         ? "dense"
+                           : late                                                      ? "late"
+                                                                                       : "early";
   nlohmann::json trial = {{"kind", name},
                           {"point", label},
                           {"seed", experiment["training"].value("seed", int64_t{0})},

@@ -10,8 +10,10 @@
 namespace comera::sweep {
 
 // Each trial's config, as stored in the results database:
-//   {"kind": "dense" | "early" | "late", "point": {axis labels}, "seed": s, "experiment": {...}}
-// plus "step": {"length", "warmup", "repeats"} when the sweep measures single steps.
+//   {"kind": "dense" | "early" | "late" | "galore" | "lte" | "lowrank", "point": {axis labels},
+//    "seed": s, "experiment": {...}}
+// plus "step": {"length", "warmup", "repeats"} when the sweep measures single steps. A trial
+// whose experiment names a baseline "method" (core/training/method.h) is of that kind.
 // A dense baseline has no tensorized layers and no late stage; an early-stage baseline has no
 // late stage and stops where the late stage would start (training.late_stage.start_epoch).
 // Order: dense baselines, early-stage baselines, then the points (grid order with the first axis
