@@ -14,6 +14,10 @@ packages=(
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task
   wordnet-base               # WordNet 3.0 data files: the default task (comera data build-wordnet)
+  # Source code for `comera data code-corpus` (docs/code-pretraining.md): Go's and Ruby's standard
+  # libraries, OpenJDK's class library (src.zip), JavaScript and PHP library sources.
+  golang-1.19-src openjdk-17-source libruby3.1
+  node-lodash node-underscore node-async php-twig php-monolog php-symfony-console
 )
 
 missing=()

@@ -51,7 +51,9 @@ TEST_CASE("CodeSearchNet records are read from .jsonl.gz in the release's field 
   CHECK(f.partition == "train");
   CHECK(train[1].docstring.empty());
   CHECK(names(read_codesearchnet(kRoot, "valid", {"python"})) == std::vector<std::string>{"half"});
-  CHECK(read_codesearchnet(kRoot, "train", {"python"}, 2).size() == 2);
+  CHECK(names(read_codesearchnet(kRoot, "train", {"python"}, 2)) == std::vector<std::string>{"circle_area", "square"});
+  // The limit is per language, so a sample has every language.
+  CHECK(names(read_codesearchnet(kRoot, "train", {}, 1)) == std::vector<std::string>{"Max", "circle_area"});
 }
 
 TEST_CASE("CodeSearchNet records are read in the mirror's field names", "[codesearchnet]") {

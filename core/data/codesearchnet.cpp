@@ -7,6 +7,7 @@
 
 #include <algorithm>
 #include <filesystem>
+#include <map>
 #include <regex>
 
 namespace comera {
@@ -158,11 +159,14 @@ std::vector<std::string> codesearchnet_files(const std::string& root, const std:
 std::vector<CodeFunction> read_codesearchnet(const std::string& root, const std::string& split,
                                              const std::vector<std::string>& languages, int64_t limit) {
   std::vector<CodeFunction> all;
+  std::map<std::string, int64_t> taken;  // per language
   for (const auto& file : codesearchnet_files(root, split, languages)) {
-    const int64_t left = limit > 0 ? limit - static_cast<int64_t>(all.size()) : 0;
-    auto part = read_codesearchnet_file(file, left);
+    const auto language = fs::path(file).parent_path().parent_path().parent_path().parent_path().filename().string();
+    auto& n = taken[language];
+    if (limit > 0 && n >= limit) continue;
+    auto part = read_codesearchnet_file(file, limit > 0 ? limit - n : 0);
+    n += static_cast<int64_t>(part.size());
     all.insert(all.end(), std::make_move_iterator(part.begin()), std::make_move_iterator(part.end()));
-    if (limit > 0 && static_cast<int64_t>(all.size()) >= limit) break;
   }
   return all;
 }

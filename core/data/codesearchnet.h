@@ -42,7 +42,8 @@ std::vector<CodeFunction> read_codesearchnet_file(const std::string& path, int64
 std::vector<std::string> codesearchnet_files(const std::string& root, const std::string& split,
                                              const std::vector<std::string>& languages);
 
-// The records of those files, at most `limit` (0 = all).
+// The records of those files, at most `limit` of each language (0 = all), so that a sample
+// of a multi-language corpus has every language in it.
 std::vector<CodeFunction> read_codesearchnet(const std::string& root, const std::string& split,
                                              const std::vector<std::string>& languages,
                                              int64_t limit = 0);

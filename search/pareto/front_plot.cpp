@@ -15,16 +15,6 @@ namespace {
 
 bool finite(const PlotPoint& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
 
-// gnuplot strings in double quotes: escape backslashes and quotes.
-std::string quoted(const std::string& text) {
-  std::string out = "\"";
-  for (char c : text) {
-    if (c == '"' || c == '\\') out += '\\';
-    out += c;
-  }
-  return out + "\"";
-}
-
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
   bool log = false;
@@ -61,7 +51,7 @@ void set_axis(std::ostream& out, const Range& r, const char* axis) {
 void datablock(std::ostream& out, const std::string& name, const std::vector<PlotPoint>& points) {
   out << "$" << name << " << EOD\n";
   for (const auto& p : points)
-    if (finite(p)) out << p.x << " " << p.y << " " << quoted(p.label) << "\n";
+    if (finite(p)) out << p.x << " " << p.y << " " << gnuplot_quoted(p.label) << "\n";
   out << "EOD\n";
 }
 
@@ -71,12 +61,12 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
   std::ostringstream s;
   s << std::setprecision(10);
   s << "set terminal pngcairo size 1100,760 enhanced font 'Sans,11'\n"
-    << "set output " << quoted(png_path) << "\n"
-    << "set title " << quoted(plot.title) << " noenhanced\n"
-    << "set xlabel " << quoted(plot.x_label + (plot.x_minimised ? " (lower is better)"
+    << "set output " << gnuplot_quoted(png_path) << "\n"
+    << "set title " << gnuplot_quoted(plot.title) << " noenhanced\n"
+    << "set xlabel " << gnuplot_quoted(plot.x_label + (plot.x_minimised ? " (lower is better)"
                                                                : " (higher is better)"))
     << " noenhanced\n"
-    << "set ylabel " << quoted(plot.y_label + (plot.y_minimised ? " (lower is better)"
+    << "set ylabel " << gnuplot_quoted(plot.y_label + (plot.y_minimised ? " (lower is better)"
                                                                : " (higher is better)"))
     << " noenhanced\n"
     << "set grid lc rgb '#dddddd'\nset key outside bottom center horizontal\n";
@@ -106,7 +96,7 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
     s << "set arrow " << tag << (vertical ? " from first " : " from graph 0, first ") << v
       << (vertical ? ", graph 0 to first " : " to graph 1, first ") << v
       << (vertical ? ", graph 1" : "") << " nohead dt 2 lw 1.5 lc rgb '#c0392b'\n";
-    s << "set label " << tag << " " << quoted(p.label)
+    s << "set label " << tag << " " << gnuplot_quoted(p.label)
       << (vertical ? " at first " : " at graph 0.01, first ") << v
       << (vertical ? ", graph 0.97 rotate by 90 right offset -0.8,0" : " offset 0,0.7")
       << " textcolor rgb '#c0392b' font 'Sans,9' noenhanced\n";
@@ -138,11 +128,23 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
   return s.str();
 }
 
-void write_png(const FrontPlot& plot, const std::string& png_path) {
+std::string gnuplot_quoted(const std::string& text) {
+  // Escape backslashes and quotes.
+  std::string out = "\"";
+  for (char c : text) {
+    if (c == '"' || c == '\\') out += '\\';
+    out += c;
+  }
+  return out + "\"";
+}
+
+void run_gnuplot(const std::string& script, const std::string& png_path) {
   const auto parent = std::filesystem::path(png_path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
-  run_lines({"gnuplot"}, gnuplot_script(plot, png_path), [](const std::string&) {},
+  run_lines({"gnuplot"}, script, [](const std::string&) {},
             "gnuplot drawing " + png_path + " (install it with scripts/setup.sh)");
 }
+
+void write_png(const FrontPlot& plot, const std::string& png_path) { run_gnuplot(gnuplot_script(plot, png_path), png_path); }
 
 }  // namespace comera::pareto

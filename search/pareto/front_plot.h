@@ -27,4 +27,10 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path);
 // Runs gnuplot (pngcairo terminal); throws comera::Error when gnuplot is missing or fails.
 void write_png(const FrontPlot& plot, const std::string& png_path);
 
+// A string as a gnuplot double-quoted literal.
+std::string gnuplot_quoted(const std::string& text);
+// Runs a gnuplot program that writes png_path (its folder made first); throws comera::Error
+// when gnuplot is missing or fails.
+void run_gnuplot(const std::string& script, const std::string& png_path);
+
 }  // namespace comera::pareto
