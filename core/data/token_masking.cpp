@@ -45,7 +45,7 @@ MaskedTokens mask_tokens(const at::Tensor& ids, const at::Tensor& attention_mask
   const auto chosen_per_row =
       (counts * options.probability + at::rand({rows}, generator, dbl)).floor_().to(at::kLong);
   auto keys = at::rand({rows, length}, generator, dbl).masked_fill_(eligible.logical_not(), 2.0);
-  const auto order = keys.argsort(1);
+  const auto order = std::get<1>(keys.sort(/*dim=*/1));
   auto rank = at::empty_like(order);
   rank.scatter_(1, order, at::arange(length, ids.options()).expand({rows, length}).contiguous());
   const auto chosen = (rank < chosen_per_row.unsqueeze(1)) & eligible;

@@ -65,7 +65,7 @@ int run(int argc, char** argv) {
 
   std::vector<Run> runs;
   if (r.count("name")) {
-    for (const std::string n : {name, name + "_dense"}) {
+    for (const auto& n : {name, name + "_dense"}) {
       const int64_t id = plot::latest_trial_named(db, n);
       if (id == 0)
         throw Error("no run named " + n + " in " + db_path(r) + " (run `comera train --config experiments/" +
