@@ -203,8 +203,7 @@ std::string header_name(const std::string& language, const std::string& line) {
     if (statement_words().count(first_word(line)) || !std::regex_search(line, m, js_method)) return "";
     return statement_words().count(m[1].str()) ? "" : m[1].str();
   }
-  if (language == "php") return std::regex_search(line, m, php) ? m[1].str() : "";
-  throw Error("no function extractor for language '" + language + "'");
+  return std::regex_search(line, m, php) ? m[1].str() : "";
 }
 
 std::vector<SourceFunction> extract_braced(const std::string& language, const std::string& source) {
@@ -269,6 +268,9 @@ const std::vector<std::string>& heuristic_languages() {
 }
 
 std::vector<SourceFunction> extract_functions(const std::string& language, const std::string& source) {
+  const auto& known = heuristic_languages();
+  if (std::find(known.begin(), known.end(), language) == known.end())
+    throw Error("no function extractor for language '" + language + "' (go, java, javascript, php, ruby)");
   if (language == "ruby") return extract_ruby(source);
   return extract_braced(language, source);
 }
