@@ -9,10 +9,15 @@ packages=(
   libopenblas0-openmp        # without it LibTorch calls the reference BLAS (~40x slower GEMMs)
   libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcxxopts-dev catch2
   libssl-dev                 # SHA-256 of canonical configs (OpenSSL libcrypto)
+  zlib1g-dev                 # CodeSearchNet's .jsonl.gz files, read directly
   libtcmalloc-minimal4       # keeps large step temporaries mapped between steps
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task
   wordnet-base               # WordNet 3.0 data files: the default task (comera data build-wordnet)
+  # Source code for `comera data code-corpus` (docs/code-pretraining.md): Go's and Ruby's standard
+  # libraries, OpenJDK's class library (src.zip), JavaScript and PHP library sources.
+  golang-1.19-src openjdk-17-source libruby3.1
+  node-lodash node-underscore node-async php-twig php-monolog php-symfony-console
 )
 
 missing=()

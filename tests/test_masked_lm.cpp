@@ -1,20 +1,26 @@
-// Masked-LM pre-training: BERT's token corruption, the tied decoder against plain ATen in
-// float64, a pre-training run that learns, and starting a classifier from its checkpoint.
+// Masked-LM pre-training: BERT's token corruption, the tied decoder and its chunked loss against
+// plain ATen in float64, sequence-length phases, a pre-training run that learns, and starting a
+// classifier from its checkpoint.
 #include "core/data/pair_dataset.h"
 #include "core/data/token_masking.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/layers/ttm_embedding.h"
+#include "core/models/chunked_cross_entropy.h"
 #include "core/models/model_kind.h"
 #include "core/models/transformer.h"
 #include "core/training/checkpoint.h"
 #include "core/training/rank_truncation.h"
 #include "core/training/trainer.h"
 #include "core/training/training_step.h"
+#include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/memory_meter.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <torch/autograd.h>
 
 #include <filesystem>
 #include <fstream>
@@ -88,12 +94,13 @@ TaskData mlm_data(const PairDataset& train, const PairDataset& eval, int64_t mas
 
 }  // namespace
 
-TEST_CASE("masking chooses only real tokens, about p of them, 80/10/10", "[masked_lm]") {
-  // 256 rows of 40 tokens: [CLS] 20 words [SEP] up to 17 words [SEP], then padding.
+TEST_CASE("masking chooses only real tokens, 15% of each sequence, 80/10/10", "[masked_lm]") {
+  // 2048 rows of 40 tokens: [CLS] 20 words [SEP] up to 17 words [SEP], then padding.
   std::mt19937_64 rng(3);
-  const int64_t B = 256, T = 40;
+  const int64_t B = 2048, T = 40;
   auto ids = at::full({B, T}, kPad, at::kLong);
   auto mask = at::zeros({B, T}, at::kLong);
+  std::vector<int64_t> words_per_row;
   for (int64_t b = 0; b < B; ++b) {
     const int64_t second = 1 + static_cast<int64_t>(rng() % 17);
     auto row = ids[b];
@@ -103,17 +110,24 @@ TEST_CASE("masking chooses only real tokens, about p of them, 80/10/10", "[maske
     for (int64_t t = 22; t < 22 + second; ++t) row[t] = 4 + static_cast<int64_t>(rng() % 60);
     row[22 + second] = kSep;
     mask[b].narrow(0, 0, 23 + second).fill_(1);
+    words_per_row.push_back(20 + second);
   }
   const auto gen = at::make_generator<at::CPUGeneratorImpl>(7);
   const auto m = mask_tokens(ids, mask, masking(), gen);
 
   const auto flat_ids = ids.reshape({-1}), flat_mask = mask.reshape({-1});
   const auto out = m.input_ids.reshape({-1});
-  const int64_t eligible = ((flat_mask != 0) & (flat_ids > kMask)).sum().item<int64_t>();
   const int64_t chosen = m.positions.numel();
-  // Binomial(eligible, 0.15): 5 standard deviations.
-  const double sd = std::sqrt(eligible * 0.15 * 0.85);
-  CHECK(std::abs(static_cast<double>(chosen) - 0.15 * eligible) < 5 * sd);
+  // Each row: floor(0.15 L) or that + 1 of its L words; on average exactly 0.15 L (the rounding
+  // adds at most a variance of 1/4 per row).
+  const auto per_row = at::bincount(m.positions.div(T, "floor"), {}, B);
+  int64_t words = 0;
+  for (int64_t b = 0; b < B; ++b) {
+    const int64_t n = per_row[b].item<int64_t>(), low = words_per_row[b] * 15 / 100;
+    CHECK((n == low || n == low + 1));
+    words += words_per_row[b];
+  }
+  CHECK(std::abs(static_cast<double>(chosen) - 0.15 * words) < 5 * 0.5 * std::sqrt(double(B)));
   CHECK(at::equal(m.targets, flat_ids.index_select(0, m.positions)));
   CHECK((m.positions.slice(0, 1) > m.positions.slice(0, 0, -1)).all().item<bool>());
   // Never a special token or padding.
@@ -124,18 +138,41 @@ TEST_CASE("masking chooses only real tokens, about p of them, 80/10/10", "[maske
   auto untouched = at::ones_like(flat_ids, at::kBool);
   untouched.index_fill_(0, m.positions, false);
   CHECK(at::equal(out.masked_select(untouched), flat_ids.masked_select(untouched)));
-  // 80% [MASK]; of the rest about half kept and half random (a random id equals the original
-  // with probability 1/64).
+  // 80% [MASK], 10% kept, 10% a random id other than [PAD], [CLS], [SEP] (61 ids, one of them
+  // [MASK] and one the original), each within 5 standard deviations.
   const auto now = out.index_select(0, m.positions);
-  const double masked = (now == kMask).sum().item<double>() / chosen;
-  const double kept = (now == at_chosen).sum().item<double>() / chosen;
-  CHECK(masked == Approx(0.8).margin(0.03));
-  CHECK(kept == Approx(0.1 + 0.1 / 64).margin(0.02));
+  const auto changed = (now != kMask) & (now != at_chosen);
+  const double n = static_cast<double>(chosen);
+  const auto near = [&](double share, double p) { return std::abs(share - p) < 5 * std::sqrt(p * (1 - p) / n); };
+  CHECK(near((now == kMask).sum().item<double>() / n, 0.8 + 0.1 / 61));
+  CHECK(near((now == at_chosen).sum().item<double>() / n, 0.1 + 0.1 / 61));
+  CHECK(near(changed.sum().item<double>() / n, 0.1 * 59 / 61));
+  CHECK((now > kSep).all().item<bool>());
 
   // The same seed gives the same corruption.
   const auto again = mask_tokens(ids, mask, masking(), at::make_generator<at::CPUGeneratorImpl>(7));
   CHECK(at::equal(again.input_ids, m.input_ids));
   CHECK(at::equal(again.positions, m.positions));
+}
+
+TEST_CASE("masking chooses every word of a sequence equally often", "[masked_lm]") {
+  // One row, 20 words (3 of 20 chosen each time), the same row 4000 times in one batch.
+  const int64_t B = 4000, T = 22;
+  auto row = at::arange(4, 4 + T, at::kLong);
+  row[0] = kCls;
+  row[T - 1] = kSep;
+  const auto ids = row.expand({B, T}).contiguous();
+  const auto m = mask_tokens(ids, at::ones({B, T}, at::kLong), masking(),
+                             at::make_generator<at::CPUGeneratorImpl>(4));
+  CHECK(m.positions.numel() == 3 * B);
+  const auto per_column = at::bincount(m.positions.remainder(T), {}, T);
+  CHECK(per_column[0].item<int64_t>() == 0);
+  CHECK(per_column[T - 1].item<int64_t>() == 0);
+  const double p = 0.15, sd = std::sqrt(B * p * (1 - p));
+  for (int64_t t = 1; t < T - 1; ++t) {
+    INFO("position " << t);
+    CHECK(std::abs(per_column[t].item<double>() - B * p) < 5 * sd);
+  }
 }
 
 TEST_CASE("masking always chooses at least one token, and refuses a batch without any",
@@ -283,4 +320,157 @@ TEST_CASE("masked-LM training needs its head and a [MASK] id", "[masked_lm]") {
   CHECK_THROWS_WITH(Trainer(parse_model_spec(model_json(false, true, 0), c.task), c,
                             mlm_data(train, train, -1), quiet()),
                     Contains("[MASK]"));
+}
+
+namespace {
+
+// Loss and gradients of (h, table, bias), the loss scaled by 2.5 so that backward's scaling by
+// the incoming gradient is checked too.
+std::vector<at::Tensor> loss_and_grads(const at::Tensor& loss, const std::vector<at::Tensor>& inputs) {
+  auto out = torch::autograd::grad({loss * 2.5}, inputs);
+  out.insert(out.begin(), loss.detach());
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("chunked vocabulary cross-entropy matches the full-vocabulary one (float64)", "[masked_lm]") {
+  at::manual_seed(11);
+  const int64_t N = 13, d = 5, V = 11;
+  const auto dbl = at::TensorOptions(at::kDouble);
+  const auto h = at::randn({N, d}, dbl).requires_grad_(), table = at::randn({V, d}, dbl).requires_grad_(),
+             bias = at::randn({V}, dbl).requires_grad_();
+  const auto targets = at::randint(0, V, {N}, at::kLong);
+
+  // Reference: every logit at once, log-softmax written out.
+  const auto logits = at::matmul(h, table.t()) + bias;
+  const auto log_p = logits - logits.exp().sum(1, true).log();
+  const auto expected = loss_and_grads(-log_p.gather(1, targets.unsqueeze(1)).mean(), {h, table, bias});
+  const int64_t expected_correct = (logits.argmax(1) == targets).sum().item<int64_t>();
+
+  // One row per chunk, 4 rows (the last chunk short), all rows at once; and the composite path.
+  for (const int64_t chunk : {V, 4 * V, 100 * V, int64_t{0}}) {
+    INFO("chunk elements " << chunk << (chunk == 0 ? " (composite path)" : ""));
+    FastKernelsGuard fast(chunk > 0);
+    const auto r = chunked_cross_entropy(h, table, bias, targets, std::max<int64_t>(chunk, 1));
+    CHECK(r.correct.item<int64_t>() == expected_correct);
+    const auto got = loss_and_grads(r.loss, {h, table, bias});
+    for (size_t k = 0; k < got.size(); ++k) {
+      INFO("output " << k << " (loss, d h, d table, d bias)");
+      CHECK(at::allclose(got[k], expected[k], 1e-12, 1e-12));
+    }
+    // Without gradients (evaluation) the same loss.
+    at::NoGradGuard no_grad;
+    CHECK(at::allclose(chunked_cross_entropy(h, table, bias, targets, std::max<int64_t>(chunk, 1)).loss,
+                       expected[0], 1e-12, 1e-12));
+  }
+  CHECK_THROWS_WITH(chunked_cross_entropy(h, table.t(), bias, targets), Contains("table (V, d)"));
+}
+
+TEST_CASE("the chunked masked-LM loss keeps no vocabulary-sized tensor per row", "[masked_lm]") {
+  at::manual_seed(12);
+  const int64_t N = 512, d = 16, V = 4096;
+  const auto h = at::randn({N, d}).requires_grad_(), table = at::randn({V, d}).requires_grad_(),
+             bias = at::zeros({V}).requires_grad_();
+  const auto targets = at::randint(0, V, {N}, at::kLong);
+  const int64_t logits_bytes = N * V * 4;  // 8 MB: one (N, V) float tensor
+  CpuMemoryMeter meter;
+  {
+    const auto r = chunked_cross_entropy(h, table, bias, targets, 32 * V);
+    torch::autograd::grad({r.loss}, {h, table, bias});
+  }
+  // Chunks of 32 rows (0.5 MB of logits) and gradients the size of the inputs.
+  CHECK(meter.peak_extra_bytes() < logits_bytes / 2);
+  CpuMemoryMeter full;
+  {
+    FastKernelsGuard composite(false);
+    const auto r = chunked_cross_entropy(h, table, bias, targets);
+    torch::autograd::grad({r.loss}, {h, table, bias});
+  }
+  CHECK(full.peak_extra_bytes() > logits_bytes);  // the reference holds the whole logits
+}
+
+TEST_CASE("the masked-LM loss through the model agrees with full logits, TTM table included",
+          "[masked_lm]") {
+  for (bool tensorized : {false, true}) {
+    INFO((tensorized ? "tensorized" : "dense"));
+    at::manual_seed(6);
+    Transformer model(parse_model_config(model_json(tensorized, true, 0)));
+    model->to(at::kDouble);
+    const auto batch = copy_pairs(4, 3).batch({0, 1, 2, 3});
+    const auto positions = at::tensor(std::vector<int64_t>{1, 2, 7, 12, 20, 33});
+    const auto targets = batch.at("input_ids").reshape({-1}).index_select(0, positions);
+    const auto params = model->parameters();
+    std::vector<std::vector<at::Tensor>> runs;
+    for (bool fast : {true, false}) {
+      FastKernelsGuard guard(fast);
+      const auto l = model->masked_lm_loss(batch.at("input_ids"), batch.at("segment_ids"),
+                                           batch.at("attention_mask"), positions, targets);
+      auto grads = torch::autograd::grad({l.loss}, params, {}, false, false, /*allow_unused=*/true);
+      grads.insert(grads.begin(), l.loss.detach());
+      runs.push_back(grads);
+    }
+    // The reference: the logits of masked_lm() and a plain cross-entropy.
+    const auto logits = model->masked_lm(batch.at("input_ids"), batch.at("segment_ids"),
+                                         batch.at("attention_mask"), positions);
+    CHECK(at::allclose(runs[0][0], at::cross_entropy_loss(logits, targets), 1e-12, 1e-12));
+    int64_t compared = 0;
+    for (size_t k = 0; k < runs[0].size(); ++k) {
+      if (!runs[1][k].defined()) continue;
+      REQUIRE(runs[0][k].defined());
+      CHECK(at::allclose(runs[0][k], runs[1][k], 1e-10, 1e-12));
+      ++compared;
+    }
+    CHECK(compared > 10);
+  }
+}
+
+TEST_CASE("sequence-length phases cut training batches, and are read with clear errors",
+          "[masked_lm]") {
+  const auto read = [](const nlohmann::json& phases) {
+    return read_train_config(ConfigReader({{"epochs", 4}, {"length_phases", phases}}, "training"));
+  };
+  const auto by_epoch = read({{{"max_length", 8}}, {{"start_epoch", 2}, {"max_length", 16}}});
+  CHECK(by_epoch.length_at(0, 0) == 8);
+  CHECK(by_epoch.length_at(1, 999) == 8);
+  CHECK(by_epoch.length_at(2, 0) == 16);
+  const auto by_step = read({{{"max_length", 8}}, {{"start_step", 10}, {"max_length", 12}},
+                             {{"start_step", 20}, {"max_length", 16}}});
+  CHECK(by_step.length_at(3, 9) == 8);
+  CHECK(by_step.length_at(0, 10) == 12);
+  CHECK(by_step.length_at(0, 25) == 16);
+  CHECK(TrainConfig{}.length_at(5, 5) == 0);
+  CHECK_THROWS_WITH(read({{{"start_epoch", 1}, {"max_length", 8}}}), Contains("first phase starts the run"));
+  CHECK_THROWS_WITH(read({{{"max_length", 8}}, {{"max_length", 16}}}),
+                    Contains("training.length_phases[1]") && Contains("add start_epoch or start_step"));
+  CHECK_THROWS_WITH(read({{{"max_length", 8}}, {{"start_epoch", 4}, {"max_length", 16}}}),
+                    Contains("not before training.epochs"));
+  CHECK_THROWS_WITH(read({{{"max_length", 8}}, {{"start_epoch", 2}, {"max_length", 16}},
+                          {{"start_epoch", 1}, {"max_length", 32}}}),
+                    Contains("phases go in order"));
+  CHECK_THROWS_WITH(read({{{"max_length", 8}, {"epochs", 2}}}), Contains("length_phases[0].epochs"));
+
+  // A batch cut to 5 tokens keeps the first 5 columns of every token tensor.
+  const auto batch = copy_pairs(3, 4).batch({0, 1, 2});
+  const auto cut = cut_tokens(batch, 5);
+  for (const char* name : {"input_ids", "segment_ids", "attention_mask"}) {
+    INFO(name);
+    CHECK(at::equal(cut.at(name), batch.at(name).narrow(1, 0, 5)));
+  }
+  CHECK(at::equal(cut.at("labels"), batch.at("labels")));
+  CHECK(cut_tokens(batch, 64).at("input_ids").size(1) == batch.at("input_ids").size(1));
+
+  // A run in two phases (6 tokens, then all 11) trains; a phase longer than the data is refused.
+  const auto train = copy_pairs(64, 1), eval = copy_pairs(16, 2);
+  TrainConfig c = read({{{"max_length", 6}}, {{"start_epoch", 1}, {"max_length", 11}}});
+  c.task.kind = "masked_lm";
+  c.epochs = 2;
+  c.batch_size = 16;
+  auto data = mlm_data(train, eval);
+  data.info.max_length = 11;
+  Trainer t(parse_model_spec(model_json(false, true, 0), c.task), c, data, quiet());
+  CHECK(t.run().status == RunStatus::Completed);
+  c.length_phases[1].max_length = 12;
+  CHECK_THROWS_WITH(Trainer(parse_model_spec(model_json(false, true, 0), c.task), c, data, quiet()),
+                    Contains("length_phases[1].max_length 12 exceeds data.max_length 11"));
 }

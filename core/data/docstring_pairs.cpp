@@ -195,7 +195,7 @@ PyExtraction extract_py_functions(const std::string& source_dir, const std::stri
     } else {
       for (const auto& f : row["functions"])
         out.functions.push_back(PyFunction{module_name(file), f["name"], f["line"], f["code"],
-                                           f["doc"]});
+                                           f["doc"], file});
     }
     if (progress) progress(static_cast<int64_t>(done), out.files);
   }, python + " reading Python sources with its ast module");
@@ -203,6 +203,17 @@ PyExtraction extract_py_functions(const std::string& source_dir, const std::stri
     throw Error(python + " reported on " + std::to_string(done) + " of " +
                 std::to_string(files.size()) + " files");
   return out;
+}
+
+PythonInfo python_info(const std::string& python) {
+  std::vector<std::string> info;
+  run_lines({python, "-I", "-c",
+             "import sys, sysconfig; print(sys.version.split()[0]); "
+             "print(sysconfig.get_path('stdlib'))"},
+            "", [&](const std::string& line) { info.push_back(line); },
+            "asking " + python + " for its version (set --python or COMERA_PYTHON)");
+  if (info.size() != 2) throw Error(python + " did not report its version and stdlib");
+  return {info[0], info[1]};
 }
 
 nlohmann::json DocstringPairSummary::to_json() const {
@@ -237,15 +248,9 @@ DocstringPairSummary build_docstring_pairs(const DocstringPairOptions& options) 
   summary.seed = options.seed;
   summary.max_per_module = options.max_per_module;
   summary.train_negatives = options.train_negatives;
-  std::vector<std::string> info;
-  run_lines({options.python, "-I", "-c",
-             "import sys, sysconfig; print(sys.version.split()[0]); "
-             "print(sysconfig.get_path('stdlib'))"},
-            "", [&](const std::string& line) { info.push_back(line); },
-            "asking " + options.python + " for its version (set --python or COMERA_PYTHON)");
-  if (info.size() != 2) throw Error(options.python + " did not report its version and stdlib");
-  summary.python_version = info[0];
-  summary.source_dir = options.source_dir.empty() ? info[1] : options.source_dir;
+  const auto info = python_info(options.python);
+  summary.python_version = info.version;
+  summary.source_dir = options.source_dir.empty() ? info.stdlib : options.source_dir;
 
   log("reading " + summary.source_dir + " with " + options.python + " " + summary.python_version);
   auto extraction = extract_py_functions(summary.source_dir, options.python,

@@ -31,7 +31,14 @@ struct PyFunction {
   int64_t line = 0;
   std::string code;    // signature and body without the docstring, dedented
   std::string doc;     // the cleaned docstring (inspect.cleandoc)
+  std::string file;    // relative to the source folder: "email/utils.py"
 };
+
+// A python3's version ("3.11.2") and standard-library folder, asked of it.
+struct PythonInfo {
+  std::string version, stdlib;
+};
+PythonInfo python_info(const std::string& python);
 
 struct PyExtraction {
   std::string source_dir;

@@ -1,5 +1,8 @@
 #include "core/data/task_data.h"
 
+#include "core/data/code_corpus.h"
+#include "core/data/code_dataset.h"
+#include "core/data/codesearchnet.h"
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/data/pair_dataset.h"
@@ -17,16 +20,41 @@
 namespace comera {
 
 nlohmann::json DataConfig::to_json() const {
-  return {{"format", format}, {"dir", dir}, {"train", train}, {"eval", eval}, {"vocab", vocab},
+  nlohmann::json j = {{"format", format}, {"dir", dir}, {"train", train}, {"eval", eval}, {"vocab", vocab},
           {"max_length", max_length}, {"train_limit", train_limit}, {"eval_limit", eval_limit}, {"labels", labels}};
+  if (format == "codesearchnet") {
+    j["languages"] = languages;
+    j["examples"] = examples;
+  }
+  return j;
 }
 
 DataConfig read_data_config(const ConfigReader& r) {
   DataConfig c;
-  c.format = r.choice("format", c.format, {"pairs", "text"});
+  c.format = r.choice("format", c.format, {"pairs", "text", "codesearchnet"});
+  const bool code = c.format == "codesearchnet";
   c.dir = r.string("dir", c.dir);
-  c.train = r.string("train", c.train);
-  c.eval = r.string("eval", c.eval);
+  c.train = r.string("train", code ? "train" : c.train);
+  c.eval = r.string("eval", code ? "valid" : c.eval);
+  if (code) {
+    for (const auto* split : {&c.train, &c.eval}) {
+      const auto& splits = codesearchnet_splits();
+      if (std::find(splits.begin(), splits.end(), *split) == splits.end())
+        throw Error(r.key_path(split == &c.train ? "train" : "eval") + ": '" + *split +
+                    "' is not a CodeSearchNet split (train, valid, test)");
+    }
+    if (r.has("languages")) {
+      const auto& list = r.value("languages");
+      if (!list.is_array() || list.empty())
+        throw Error(r.key_path("languages") + ": expected a non-empty list such as [\"python\", \"go\"]");
+      for (const auto& l : list) {
+        if (!l.is_string() || l.get<std::string>().empty())
+          throw Error(r.key_path("languages") + ": expected language names, got " + l.dump());
+        c.languages.push_back(l.get<std::string>());
+      }
+    }
+    c.examples = r.choice("examples", c.examples, code_example_names());
+  }
   c.vocab = r.string("vocab", c.vocab);
   c.max_length = r.integer("max_length", c.max_length, 4);
   c.train_limit = r.integer("train_limit", 0, 0);
@@ -90,6 +118,15 @@ std::vector<PairExample> read_pairs(const std::string& file, int64_t limit,
 std::shared_ptr<const TokenDataset> load_split(const std::string& file, int64_t limit,
                                                const DataConfig& config,
                                                const WordPieceTokenizer& tokenizer) {
+  if (config.format == "codesearchnet") {
+    const auto dir = std::filesystem::path(file).parent_path().string();
+    const auto split = std::filesystem::path(file).filename().string();
+    if (config.dir.empty() && !std::filesystem::exists(dir))
+      throw Error(dir + " not found (run `comera data code-corpus` to build the code corpus)");
+    return std::make_shared<CodeDataset>(CodeDataset::encode(
+        read_codesearchnet(dir, split, config.languages, limit), parse_code_examples(config.examples),
+        tokenizer, config.max_length));
+  }
   require_file(file, config);
   if (config.format == "text") {
     auto examples = read_text_jsonl(file);
@@ -103,9 +140,10 @@ std::shared_ptr<const TokenDataset> load_split(const std::string& file, int64_t 
 }  // namespace
 
 TaskData load_task_data(const DataConfig& config) {
-  const std::filesystem::path dir = !config.dir.empty()        ? config.dir
-                                    : config.format == "text" ? default_wordnet_dir()
-                                                              : default_pairs_dir();
+  const std::filesystem::path dir = !config.dir.empty()                 ? config.dir
+                                    : config.format == "text"          ? default_wordnet_dir()
+                                    : config.format == "codesearchnet" ? default_code_corpus_dir()
+                                                                       : default_pairs_dir();
   const auto tokenizer =
       WordPieceTokenizer::from_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
   const auto train_file = (dir / config.train).string(), eval_file = (dir / config.eval).string();
@@ -119,7 +157,8 @@ TaskData load_task_data(const DataConfig& config) {
   data.info.special_ids = {tokenizer.pad_id(), tokenizer.cls_id(), tokenizer.sep_id()};
   data.info.max_length = config.max_length;
   data.info.classes = std::max(train->classes(), eval->classes());
-  data.info.segments = config.format == "text" ? 1 : 2;
+  data.info.segments =
+      config.format == "text" || (config.format == "codesearchnet" && config.examples == "unimodal") ? 1 : 2;
   data.train_file = train_file;
   data.eval_file = eval_file;
   return data;

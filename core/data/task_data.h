@@ -18,12 +18,19 @@ namespace comera {
 class ConfigReader;
 
 struct DataConfig {
-  // "text": single-text JSONL (text_dataset.h); "pairs": MNLI's TSV or JSONL (mnli.h).
+  // "text": single-text JSONL (text_dataset.h); "pairs": MNLI's TSV or JSONL (mnli.h);
+  // "codesearchnet": CodeSearchNet's layout of function records (codesearchnet.h).
   std::string format = "pairs";
-  // "" = the format's default task: text -> data/wordnet, pairs -> data/pairs/pystdlib.
+  // "" = the format's default task: text -> data/wordnet, pairs -> data/pairs/pystdlib,
+  // codesearchnet -> data/code-corpus.
   std::string dir;
+  // Files in dir; codesearchnet: split names (defaults "train" and "valid").
   std::string train = "train.jsonl";
   std::string eval = "dev.jsonl";  // MNLI: dev_matched.tsv or multinli_1.0_dev_matched.jsonl
+  // codesearchnet: the languages read (empty = every language folder) and the examples made
+  // of each function (code_dataset.h: bimodal, unimodal, both).
+  std::vector<std::string> languages;
+  std::string examples = "bimodal";
   std::string vocab;               // "" = the default BERT vocabulary
   int64_t max_length = 128;
   int64_t train_limit = 0, eval_limit = 0;  // first N examples; 0 = all

@@ -34,6 +34,14 @@ int64_t TokenDataset::classes() const {
   return n;
 }
 
+Batch cut_tokens(Batch batch, int64_t length) {
+  for (const char* name : {"input_ids", "segment_ids", "attention_mask"}) {
+    const auto& t = batch.at(name);
+    if (t.size(1) > length) batch.set(name, t.narrow(1, 0, length));
+  }
+  return batch;
+}
+
 Batch TokenDataset::batch(const std::vector<int64_t>& indices, int64_t pad_to) const {
   if (indices.empty()) throw Error("TokenDataset::batch: no indices given");
   int64_t width = 0;

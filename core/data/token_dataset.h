@@ -18,6 +18,11 @@ struct EncodedTokens {
 // A batch holds these int64 tensors: input_ids (B, T), padded with the vocabulary's [PAD] id;
 // segment_ids (B, T), 0 on padding; attention_mask (B, T), 1 on tokens and 0 on padding;
 // labels (B).
+// A token batch cut to its first `length` tokens (input_ids, segment_ids, attention_mask; a
+// narrower batch is returned as it is): a training phase at a shorter sequence length. An
+// example cut short loses its closing [SEP].
+Batch cut_tokens(Batch batch, int64_t length);
+
 class TokenDataset : public Dataset {
  public:
   // `example` names one example in messages ("pair", "text").

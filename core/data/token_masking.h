@@ -1,7 +1,9 @@
 #pragma once
-// BERT's masked-LM corruption of a batch: each real, non-special token is chosen with
-// probability p; a chosen token becomes [MASK] (80%), a uniformly random id (10%) or stays
-// (10%), and the model is asked for the original at every chosen position.
+// BERT's masked-LM corruption of a batch, with the per-sequence count of RoBERTa/CodeBERT
+// (fairseq's MaskTokensDataset): a sequence of L real, non-special tokens has floor(p·L + u)
+// of them chosen (u uniform in [0, 1), so p·L on average), uniformly without replacement; a
+// chosen token becomes [MASK] (80%), a random non-special id (10%) or stays (10%), each decided
+// by its own draw, and the model is asked for the original at every chosen position.
 #include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
@@ -14,7 +16,7 @@ struct MaskingOptions {
   double probability = 0.15;
   int64_t mask_id = 0;
   int64_t vocab_size = 0;
-  std::vector<int64_t> never;  // ids never chosen ([CLS], [SEP], [PAD])
+  std::vector<int64_t> never;  // ids never chosen nor drawn as random ids ([CLS], [SEP], [PAD])
 };
 
 struct MaskedTokens {

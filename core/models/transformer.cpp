@@ -32,13 +32,27 @@ at::Tensor TransformerImpl::classify(const at::Tensor& ids, const at::Tensor& se
   return classification_->forward(forward(ids, segments, mask));
 }
 
+MaskedLMHeadImpl& TransformerImpl::masked_lm_head() {
+  if (!masked_lm_) throw Error("the model has no masked-LM head (set model.masked_lm: true)");
+  return *masked_lm_;
+}
+
 at::Tensor TransformerImpl::masked_lm(const at::Tensor& ids, const at::Tensor& segments,
                                       const at::Tensor& mask, const at::Tensor& positions) {
-  if (!masked_lm_) throw Error("the model has no masked-LM head (set model.masked_lm: true)");
+  auto& head = masked_lm_head();
   auto hidden = forward(ids, segments, mask);
   // Only the asked positions go through the vocabulary-sized decoder.
   if (positions.defined()) hidden = hidden.reshape({-1, hidden.size(-1)}).index_select(0, positions);
-  return masked_lm_->forward(hidden, embeddings_->word().table());
+  return head.forward(hidden, embeddings_->word().table());
+}
+
+VocabLoss TransformerImpl::masked_lm_loss(const at::Tensor& ids, const at::Tensor& segments,
+                                         const at::Tensor& mask, const at::Tensor& positions,
+                                         const at::Tensor& targets) {
+  auto& head = masked_lm_head();
+  const auto hidden = forward(ids, segments, mask);
+  return head.loss(hidden.reshape({-1, hidden.size(-1)}).index_select(0, positions),
+                          embeddings_->word().table(), targets);
 }
 
 void TransformerImpl::pretty_print(std::ostream& stream) const {

@@ -25,11 +25,17 @@ class TransformerImpl : public torch::nn::Module {
   // positions: every position -> (B, T, vocab).
   at::Tensor masked_lm(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask,
                        const at::Tensor& positions = {});
+  // The masked-LM loss at `positions` against `targets` (N), the vocabulary logits never all
+  // kept at once (MaskedLMHead::loss).
+  VocabLoss masked_lm_loss(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask,
+                           const at::Tensor& positions, const at::Tensor& targets);
   void pretty_print(std::ostream& stream) const override;
 
   const ModelConfig& config() const { return config_; }
 
  private:
+  MaskedLMHeadImpl& masked_lm_head();  // throws when the config has none
+
   ModelConfig config_;
   Embeddings embeddings_{nullptr};
   std::vector<EncoderLayer> layers_;

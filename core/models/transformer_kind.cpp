@@ -51,10 +51,11 @@ class TransformerTask : public Task {
   }
 
  protected:
-  static TaskOutput scored(const at::Tensor& logits, const at::Tensor& targets, const Batch& batch) {
+  static TaskOutput output(at::Tensor loss, at::Tensor correct, const at::Tensor& targets,
+                           const Batch& batch) {
     TaskOutput out;
-    out.loss = at::cross_entropy_loss(logits, targets);
-    out.correct = (logits.argmax(-1) == targets).sum();
+    out.loss = std::move(loss);
+    out.correct = std::move(correct);
     out.tokens = batch.at("attention_mask").sum();
     out.predictions = targets.size(0);
     return out;
@@ -69,7 +70,8 @@ class ClassificationTask : public TransformerTask {
 
   TaskOutput forward(const Batch& b) override {
     const auto logits = model_->classify(b.at("input_ids"), b.at("segment_ids"), b.at("attention_mask"));
-    return scored(logits, b.at("labels"), b);
+    const auto& labels = b.at("labels");
+    return output(at::cross_entropy_loss(logits, labels), (logits.argmax(-1) == labels).sum(), labels, b);
   }
 };
 
@@ -88,9 +90,10 @@ class MaskedLMTask : public TransformerTask {
   }
 
   TaskOutput forward(const Batch& b) override {
-    const auto logits = model_->masked_lm(b.at("masked_ids"), b.at("segment_ids"),
-                                          b.at("attention_mask"), b.at("masked_positions"));
-    return scored(logits, b.at("masked_targets"), b);
+    const auto& targets = b.at("masked_targets");
+    const auto l = model_->masked_lm_loss(b.at("masked_ids"), b.at("segment_ids"),
+                                          b.at("attention_mask"), b.at("masked_positions"), targets);
+    return output(l.loss, l.correct, targets, b);
   }
 
   Batch synthetic_batch(int64_t batch, int64_t length, const at::Generator& generator) const override {

@@ -123,6 +123,9 @@ nlohmann::json TrainConfig::to_json() const {
       {"checkpoint_every_steps", checkpoint_every_steps}};
   if (task.kind == "masked_lm") j["mask_probability"] = task.mask_probability;
   if (!init_from.empty()) j["init_from"] = init_from;
+  for (const auto& p : length_phases)
+    j["length_phases"].push_back(
+        {{"start_epoch", p.start_epoch}, {"start_step", p.start_step}, {"max_length", p.max_length}});
   if (late.enabled)
     j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
                        {"loss_target", late.loss_target}, {"size_target", late.size_target},
@@ -137,6 +140,54 @@ TaskSpec read_task_spec(const ConfigReader& r) {
   task.mask_probability = r.number("mask_probability", task.mask_probability, 1e-6, 1);
   return task;
 }
+
+int64_t TrainConfig::length_at(int64_t epoch, int64_t step) const {
+  int64_t length = 0;
+  for (const auto& p : length_phases)
+    if (p.start_step > 0 ? step >= p.start_step : epoch >= p.start_epoch) length = p.max_length;
+  return length;
+}
+
+namespace {
+
+std::vector<LengthPhase> read_length_phases(const ConfigReader& r, int64_t epochs) {
+  const auto& list = r.value("length_phases");
+  const auto key = r.key_path("length_phases");
+  if (!list.is_array() || list.empty())
+    throw Error(key + ": expected a list of phases, e.g. [{\"max_length\": 128}, "
+                "{\"start_epoch\": 3, \"max_length\": 512}]");
+  std::vector<LengthPhase> phases;
+  for (size_t i = 0; i < list.size(); ++i) {
+    const ConfigReader p(list[i], key + "[" + std::to_string(i) + "]");
+    LengthPhase x;
+    x.max_length = p.integer("max_length", 0, 4);
+    if (!p.has("max_length")) throw Error(p.path() + ": say the phase's max_length (e.g. 128)");
+    x.start_epoch = p.integer("start_epoch", 0, 0);
+    x.start_step = p.integer("start_step", 0, 0);
+    if (p.has("start_epoch") && p.has("start_step"))
+      throw Error(p.path() + ": give start_epoch or start_step, not both");
+    p.finish();
+    if (i == 0 && (x.start_epoch != 0 || x.start_step != 0))
+      throw Error(p.path() + ": the first phase starts the run (remove its start_epoch / start_step)");
+    if (i > 0) {
+      const auto& prev = phases.back();
+      const bool steps = x.start_step > 0, prev_steps = prev.start_step > 0;
+      if (!p.has("start_epoch") && !p.has("start_step"))
+        throw Error(p.path() + ": say when the phase starts (add start_epoch or start_step)");
+      if (i > 1 && steps != prev_steps)
+        throw Error(p.path() + ": count the phases' starts all in epochs or all in steps");
+      if (steps ? x.start_step <= prev.start_step : x.start_epoch <= prev.start_epoch)
+        throw Error(p.path() + ": starts no later than the phase before it (phases go in order)");
+      if (!steps && x.start_epoch >= epochs)
+        throw Error(p.key_path("start_epoch") + ": " + std::to_string(x.start_epoch) +
+                    " is not before training.epochs " + std::to_string(epochs));
+    }
+    phases.push_back(x);
+  }
+  return phases;
+}
+
+}  // namespace
 
 TrainConfig read_train_config(const ConfigReader& r) {
   TrainConfig c;
@@ -196,6 +247,7 @@ TrainConfig read_train_config(const ConfigReader& r) {
                   " is not before training.epochs " + std::to_string(c.epochs) +
                   " (lower it or raise epochs)");
   }
+  if (r.has("length_phases")) c.length_phases = read_length_phases(r, c.epochs);
   if (r.has("truncation")) {
     const auto t = r.object("truncation");
     const auto when = t.choice("when", "epoch", {"never", "epoch", "steps"});

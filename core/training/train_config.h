@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace comera {
 
@@ -70,6 +71,14 @@ struct TruncationConfig {
   bool fold = false;        // fold d into the cores after cutting (METHOD §3)
 };
 
+// A phase of training at a sequence length (BERT pre-trains at 128 tokens, then at 512): from
+// its start on, every training batch is cut to its first max_length tokens. It starts at
+// start_step (global, when > 0) or else at the start of epoch start_epoch (0-based).
+struct LengthPhase {
+  int64_t start_epoch = 0, start_step = 0;
+  int64_t max_length = 0;
+};
+
 struct TrainConfig {
   // What the model is trained for; the model kind says which tasks it supports.
   TaskSpec task;
@@ -94,8 +103,12 @@ struct TrainConfig {
   LateStageConfig late;
   TruncationConfig truncation;
   int64_t checkpoint_every_steps = 0;  // 0: at epoch ends only
+  // In order of their starts, the first at step 0; empty = batches as the data makes them.
+  std::vector<LengthPhase> length_phases;
 
   nlohmann::json to_json() const;
+  // The sequence-length cap at `epoch` (0-based) and global `step`; 0 = none.
+  int64_t length_at(int64_t epoch, int64_t step) const;
 };
 
 TrainConfig read_train_config(const ConfigReader& reader);

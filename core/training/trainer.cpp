@@ -1,5 +1,6 @@
 #include "core/training/trainer.h"
 
+#include "core/data/token_dataset.h"
 #include "core/layers/size.h"
 #include "core/training/lr_schedule.h"
 #include "core/training/optimizer.h"
@@ -96,6 +97,12 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     throw Error("the training set is empty (check the data directory)");
   if (!data_.eval || data_.eval->size() == 0)
     throw Error("the evaluation set is empty (check the data directory and data.eval)");
+  for (size_t i = 0; i < config_.length_phases.size(); ++i)
+    if (data_.info.max_length > 0 && config_.length_phases[i].max_length > data_.info.max_length)
+      throw Error("training.length_phases[" + std::to_string(i) + "].max_length " +
+                  std::to_string(config_.length_phases[i].max_length) + " exceeds data.max_length " +
+                  std::to_string(data_.info.max_length) +
+                  " (the examples are encoded at data.max_length: raise it to the longest phase)");
   require_device(device_);
   if (!options_.checkpoint.empty()) lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
   at::manual_seed(config_.seed);
@@ -304,6 +311,8 @@ RunResult Trainer::run() {
       set_learning_rates(*optimizer_, stage_rates(),
                          lr_factor(config_.schedule, state_.step, total_steps));
       auto host_batch = data_.train->batch(order[state_.step_in_epoch]);
+      if (const int64_t length = config_.length_at(state_.epoch, state_.step); length > 0)
+        host_batch = cut_tokens(std::move(host_batch), length);
       const auto t0 = Clock::now();
       const auto batch = task_->prepare(std::move(host_batch), generator).to(device_);
       const auto r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch);

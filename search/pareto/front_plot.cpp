@@ -24,8 +24,6 @@ namespace {
 
 bool finite(const PlotPoint& p) { return std::isfinite(p.x) && std::isfinite(p.y); }
 
-const auto quoted = gnuplot_quoted;
-
 struct Range {
   double lo = INFINITY, hi = -INFINITY;
   bool log = false;
@@ -62,7 +60,7 @@ void set_axis(std::ostream& out, const Range& r, const char* axis) {
 void datablock(std::ostream& out, const std::string& name, const std::vector<PlotPoint>& points) {
   out << "$" << name << " << EOD\n";
   for (const auto& p : points)
-    if (finite(p)) out << p.x << " " << p.y << " " << quoted(p.label) << "\n";
+    if (finite(p)) out << p.x << " " << p.y << " " << gnuplot_quoted(p.label) << "\n";
   out << "EOD\n";
 }
 
@@ -72,12 +70,12 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
   std::ostringstream s;
   s << std::setprecision(10);
   s << "set terminal pngcairo size 1100,760 enhanced font 'Sans,11'\n"
-    << "set output " << quoted(png_path) << "\n"
-    << "set title " << quoted(plot.title) << " noenhanced\n"
-    << "set xlabel " << quoted(plot.x_label + (plot.x_minimised ? " (lower is better)"
+    << "set output " << gnuplot_quoted(png_path) << "\n"
+    << "set title " << gnuplot_quoted(plot.title) << " noenhanced\n"
+    << "set xlabel " << gnuplot_quoted(plot.x_label + (plot.x_minimised ? " (lower is better)"
                                                                : " (higher is better)"))
     << " noenhanced\n"
-    << "set ylabel " << quoted(plot.y_label + (plot.y_minimised ? " (lower is better)"
+    << "set ylabel " << gnuplot_quoted(plot.y_label + (plot.y_minimised ? " (lower is better)"
                                                                : " (higher is better)"))
     << " noenhanced\n"
     << "set grid lc rgb '#dddddd'\nset key outside bottom center horizontal\n";
@@ -107,7 +105,7 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
     s << "set arrow " << tag << (vertical ? " from first " : " from graph 0, first ") << v
       << (vertical ? ", graph 0 to first " : " to graph 1, first ") << v
       << (vertical ? ", graph 1" : "") << " nohead dt 2 lw 1.5 lc rgb '#c0392b'\n";
-    s << "set label " << tag << " " << quoted(p.label)
+    s << "set label " << tag << " " << gnuplot_quoted(p.label)
       << (vertical ? " at first " : " at graph 0.01, first ") << v
       << (vertical ? ", graph 0.97 rotate by 90 right offset -0.8,0" : " offset 0,0.7")
       << " textcolor rgb '#c0392b' font 'Sans,9' noenhanced\n";
