@@ -13,6 +13,7 @@ packages=(
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task
   wordnet-base               # WordNet 3.0 data files: the default task (comera data build-wordnet)
+  zlib1g-dev                 # .gz Criteo click logs
 )
 
 missing=()

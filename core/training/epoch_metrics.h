@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -25,6 +26,8 @@ struct EpochMetrics {
   double tokens_per_s = 0;  // non-padding tokens
   double peak_mem_mb = 0;   // peak RSS above the idle baseline during the epoch
   double elapsed_s = 0;     // since the run (or resume) started
+  // Evaluation metrics only some tasks have, by name (EvalResult::metrics): "auc".
+  std::map<std::string, double> eval_metrics;
 
   nlohmann::json to_json() const;
 };
