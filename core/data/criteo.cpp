@@ -1,6 +1,7 @@
 #include "core/data/criteo.h"
 
 #include "core/util/error.h"
+#include "core/util/random.h"
 
 #include <ATen/ATen.h>
 #include <zlib.h>
@@ -13,14 +14,6 @@
 namespace comera {
 
 namespace {
-
-// splitmix64: the shuffle's draws, the same on every platform.
-uint64_t next_random(uint64_t& state) {
-  uint64_t z = (state += 0x9E3779B97F4A7C15ull);
-  z = (z ^ (z >> 30)) * 0xBF58476D1CE4E5B9ull;
-  z = (z ^ (z >> 27)) * 0x94D049BB133111EBull;
-  return z ^ (z >> 31);
-}
 
 bool parse_integer(std::string_view s, int64_t& value) {
   if (s.empty()) return value = 0, true;
@@ -53,6 +46,13 @@ bool parse_hex(std::string_view s, uint64_t& value) {
 }
 
 }  // namespace
+
+const std::vector<int64_t>& criteo_kaggle_table_sizes() {
+  static const std::vector<int64_t> sizes = {
+      1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593, 3194,
+      27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572};
+  return sizes;
+}
 
 std::string parse_criteo_line(std::string_view line, const CriteoFormat& format, ClickLine& out) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
@@ -127,7 +127,7 @@ struct CriteoReader::Source {
 
 CriteoReader::CriteoReader(std::string path, CriteoFormat format, CriteoReadOptions options)
     : path_(std::move(path)), format_(std::move(format)), options_(options),
-      source_(std::make_unique<Source>()), state_(options.seed) {
+      source_(std::make_unique<Source>()), rng_(options.seed) {
   if (format_.table_sizes.empty()) throw Error("Criteo reader: no table sizes given");
   for (const int64_t size : format_.table_sizes)
     if (size < 1) throw Error("Criteo reader: table sizes must be >= 1");
@@ -170,7 +170,7 @@ bool CriteoReader::next(ClickLine& out) {
   }
   if (buffer_.empty()) return false;
   // A random line of the buffer goes out; the next line read takes its place.
-  const size_t pick = static_cast<size_t>(next_random(state_) % buffer_.size());
+  const size_t pick = static_cast<size_t>(rng_.below(buffer_.size()));
   std::swap(buffer_[pick], buffer_.back());
   out = std::move(buffer_.back());
   buffer_.pop_back();

@@ -7,6 +7,7 @@
 // buffer; or loaded compactly as a Dataset whose batches hold "dense" (B, 13) float,
 // "sparse" (B, 26) int64 and "labels" (B) float.
 #include "core/data/dataset.h"
+#include "core/util/random.h"
 
 #include <cstdint>
 #include <memory>
@@ -15,6 +16,9 @@
 #include <vector>
 
 namespace comera {
+
+// The Criteo Kaggle table sizes C1..C26 (the reference's preprocessing of train.txt).
+const std::vector<int64_t>& criteo_kaggle_table_sizes();
 
 struct CriteoFormat {
   int64_t dense_features = 13;
@@ -76,7 +80,7 @@ class CriteoReader {
   std::unique_ptr<Source> source_;
   int64_t line_ = 0, skipped_ = 0;
   std::vector<ClickLine> buffer_;
-  uint64_t state_;
+  Rng rng_;
   bool drained_ = false;
 };
 

@@ -7,13 +7,6 @@
 
 namespace comera {
 
-const std::vector<int64_t>& criteo_kaggle_table_sizes() {
-  static const std::vector<int64_t> sizes = {
-      1460, 583, 10131227, 2202608, 305, 24, 12517, 633, 3, 93145, 5683, 8351593, 3194,
-      27, 14992, 5461306, 10, 5652, 2173, 4, 7046547, 18, 15, 286181, 105, 142572};
-  return sizes;
-}
-
 int64_t DlrmConfig::interaction_width() const {
   const int64_t vectors = static_cast<int64_t>(table_sizes.size()) + 1;
   return embedding_dim + vectors * (vectors - 1) / 2;

@@ -3,6 +3,7 @@
 // bottom MLP over the dense features, one embedding table per categorical feature, dot
 // interaction, top MLP to one logit. Tables from `tables.min_rows` rows up are TTM embedding
 // bags; MLP layers named in `tensorized` ("bottom0", "top1", ...) are TT.
+#include "core/data/criteo.h"
 #include "core/models/model_config.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -15,9 +16,6 @@
 namespace comera {
 
 class ConfigReader;
-
-// The Criteo Kaggle table sizes C1..C26 (the reference's preprocessing of train.txt).
-const std::vector<int64_t>& criteo_kaggle_table_sizes();
 
 struct DlrmTables {
   int64_t min_rows = 0;  // tables with at least this many rows are TTM; 0: every table dense

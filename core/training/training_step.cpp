@@ -1,6 +1,6 @@
 #include "core/training/training_step.h"
 
-#include "core/training/auc.h"
+#include "core/util/auc.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>

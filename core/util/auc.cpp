@@ -1,4 +1,4 @@
-#include "core/training/auc.h"
+#include "core/util/auc.h"
 
 #include "core/util/error.h"
 
