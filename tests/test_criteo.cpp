@@ -100,7 +100,7 @@ TEST_CASE("malformed Criteo lines are errors with file and line, or skipped and 
     return std::string("no error");
   };
   CHECK_THAT(error_at(0), Contains("malformed.txt:2: field 20 is '0000zz05', not an 8-digit hexadecimal id"));
-  CHECK_THAT(error_at(2), Contains("malformed.txt:3: 31 tab-separated fields, expected 40"));
+  CHECK_THAT(error_at(2), Contains("malformed.txt:3: 30 tab-separated fields, expected 40"));
   CHECK_THAT(error_at(3), Contains("malformed.txt:4: the label is '2'"));
   CHECK_THAT(error_at(4), Contains("malformed.txt:5: field 3 is '4x4', not an integer"));
   CriteoReadOptions skip;

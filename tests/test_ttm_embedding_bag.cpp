@@ -147,3 +147,16 @@ TEST_CASE("TTM embedding bag rejects bad input with the fix", "[ttm_embedding_ba
                     Contains("not embedding_dim 12"));
   CHECK_THROWS_WITH(parse_bag_mode("max"), Contains("use sum or mean"));
 }
+
+TEST_CASE("TTM embedding bag truncates physically through its table, output unchanged",
+          "[ttm_embedding_bag]") {
+  torch::manual_seed(9);
+  auto bag = make_bag(BagMode::Sum);  // rank entry 0 of each bond pruned
+  const auto idx = at::tensor({4, 9, 4, 33}, at::kLong), off = at::tensor({0, 1, 3}, at::kLong);
+  const auto before = bag->forward(idx, off).detach();
+  const auto result = bag->table().truncate(/*fold=*/true);
+  CHECK(result.ranks_after == std::vector<int64_t>{1, 2, 3, 1});
+  CHECK(bag->table().cores()[1].size(0) == 2);
+  CHECK(max_diff(bag->forward(idx, off), before) < 1e-12);
+  CHECK(max_diff(bag->forward_naive(idx, off), before) < 1e-12);
+}

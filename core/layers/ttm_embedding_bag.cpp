@@ -115,9 +115,10 @@ at::Tensor TTMEmbeddingBagImpl::pooled(const at::Tensor& indices, const at::Tens
     if (per_sample_weights.sizes() != indices.sizes())
       throw Error(std::string(kLayer) + ": per_sample_weights must have the shape of indices");
   }
+  const auto cores = table_->scaled();
+  if (flat.numel() == 0) return at::zeros({starts.numel(), options.embedding_dim()}, cores[0].options());
   // Rows of the distinct ids (or of every index), pooled by at::embedding_bag over them: the
   // scatter back to the indices and the sum are one pass, and no (N, dim) copy is made.
-  const auto cores = table_->scaled();
   DistinctIds rows_of{flat, {}};
   if (!naive && table_->options.dedup()) rows_of = distinct_ids(flat);
   const at::Tensor rows = naive ? naive_rows(cores, flat) : merged_rows(cores, rows_of.unique);

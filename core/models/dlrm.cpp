@@ -33,9 +33,10 @@ std::function<at::Tensor(const at::Tensor&)> one_id_bags(Bag* bag) {
 
 at::Tensor dot_interaction(const at::Tensor& vectors) {
   const int64_t v = vectors.size(1);
-  const auto z = at::bmm(vectors, vectors.transpose(1, 2));
+  const auto z = at::bmm(vectors, vectors.transpose(1, 2)).reshape({vectors.size(0), v * v});
+  // tril_indices lists (i, j), j < i, row by row: the reference's order.
   const auto lower = at::tril_indices(v, v, -1, at::TensorOptions(at::kLong).device(vectors.device()));
-  return z.index({at::indexing::Slice(), lower[0], lower[1]});
+  return z.index_select(1, lower[0] * v + lower[1]);
 }
 
 DlrmImpl::DlrmImpl(DlrmConfig config) : config_(std::move(config)) {
