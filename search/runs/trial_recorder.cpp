@@ -30,10 +30,7 @@ std::map<std::string, double> epoch_values(const EpochMetrics& m) {
 
 std::vector<std::string> recorded_metric_names() {
   std::vector<std::string> names;
-  // With the task-specific ones (binary tasks' AUC).
-  EpochMetrics all;
-  all.eval_metrics["auc"] = 0;
-  for (const auto& [name, value] : epoch_values(all)) names.push_back(name);
+  for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
   return names;
 }
 
