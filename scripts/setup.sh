@@ -9,7 +9,7 @@ packages=(
   libopenblas0-openmp        # without it LibTorch calls the reference BLAS (~40x slower GEMMs)
   libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcxxopts-dev catch2
   libssl-dev                 # SHA-256 of canonical configs (OpenSSL libcrypto)
-  zlib1g-dev                 # CodeSearchNet's .jsonl.gz files, read directly
+  zlib1g-dev                 # .gz files read directly: CodeSearchNet, Criteo click logs
   libtcmalloc-minimal4       # keeps large step temporaries mapped between steps
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task

@@ -1,5 +1,6 @@
 // The benchmarks as library code (search/bench/, search/bench/): tiny runs that check the result
 // structs and their JSON, the callbacks, and the errors; the timings themselves are not judged.
+#include "search/bench/embedding_bag_benchmark.h"
 #include "search/bench/layer_benchmark.h"
 #include "search/bench/ttm_benchmark.h"
 #include "core/util/error.h"
@@ -94,4 +95,30 @@ TEST_CASE("paths benchmark: a case per layer, rank and token count, checked a se
   CHECK(bench::benchmark_paths(o)[0].to_json()["verify"].is_null());
   CHECK(bench::paper_paths_layer("ffn_in").out_modes == std::vector<int64_t>{12, 16, 16});
   CHECK_THROWS_WITH(bench::paper_paths_layer("ffn"), Contains("unknown paper layer 'ffn'"));
+}
+
+TEST_CASE("embedding-bag benchmark: 26 tables, TTM optimised and naive agree, dense methods",
+          "[bench]") {
+  EmbeddingBagBenchmarkOptions o;
+  o.scale = 0.001;
+  o.min_rows = 2000;  // the 5 largest tables at this scale
+  o.rank = 4;
+  o.warmup = 0;
+  o.repeats = 1;
+  EmbeddingBagBenchmark bench(o);
+  CHECK(bench.table_sizes().size() == 26);
+  CHECK(bench.ttm_tables() == 5);
+  CHECK(bench.ttm_params() < bench.dense_params());
+  std::vector<std::string> seen;
+  const auto r = bench.run(40, [&](const std::string& m) { seen.push_back(m); });
+  REQUIRE(r.methods.size() == 4);
+  CHECK(seen == std::vector<std::string>{"TTM optimised", "TTM naive", "dense EmbeddingBag", "dense, sparse grad"});
+  CHECK(r.lookups == 40 * 26);
+  CHECK(r.max_abs_diff < 1e-4);
+  CHECK(r.methods[1].speedup_vs_naive == Approx(1.0));
+  const auto j = bench.to_json({r});
+  CHECK(j["rows"].size() == 4);
+  CHECK(j["ttm_tables"] == 5);
+  o.min_rows = 100000000;
+  CHECK_THROWS_WITH(EmbeddingBagBenchmark(o), Contains("lower --min-rows"));
 }

@@ -145,6 +145,7 @@ TEST_CASE("every table in experiments/paper expands to valid trials, scaled and 
   const auto names = reproduce::list_paper_specs();
   CHECK(std::count(names.begin(), names.end(), "mnli_table") == 1);
   CHECK(std::count(names.begin(), names.end(), "step_speed_memory") == 1);
+  CHECK(std::count(names.begin(), names.end(), "dlrm_table") == 1);
   CHECK(std::count(names.begin(), names.end(), "published_figures") == 0);
   for (const auto& name : names) {
     INFO(name);

@@ -3,6 +3,7 @@
 #include "core/data/code_corpus.h"
 #include "core/data/code_dataset.h"
 #include "core/data/codesearchnet.h"
+#include "core/data/criteo.h"
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/data/pair_dataset.h"
@@ -26,13 +27,17 @@ nlohmann::json DataConfig::to_json() const {
     j["languages"] = languages;
     j["examples"] = examples;
   }
+  if (format == "criteo")
+    j["criteo"] = {{"table_sizes", criteo.table_sizes}, {"split", criteo.split},
+                   {"eval_part", criteo.eval_part}, {"skip_malformed", criteo.skip_malformed}};
   return j;
 }
 
 DataConfig read_data_config(const ConfigReader& r) {
   DataConfig c;
-  c.format = r.choice("format", c.format, {"pairs", "text", "codesearchnet"});
+  c.format = r.choice("format", c.format, {"pairs", "text", "codesearchnet", "criteo"});
   const bool code = c.format == "codesearchnet";
+  if (c.format == "criteo") c.train = "train.txt", c.eval = "eval.txt";
   c.dir = r.string("dir", c.dir);
   c.train = r.string("train", code ? "train" : c.train);
   c.eval = r.string("eval", code ? "valid" : c.eval);
@@ -59,6 +64,18 @@ DataConfig read_data_config(const ConfigReader& r) {
   c.max_length = r.integer("max_length", c.max_length, 4);
   c.train_limit = r.integer("train_limit", 0, 0);
   c.eval_limit = r.integer("eval_limit", 0, 0);
+  if (r.has("criteo")) {
+    if (c.format != "criteo")
+      throw Error(r.key_path("criteo") + ": settings of click logs; data.format is " + c.format +
+                  " (set data.format: criteo, or remove data.criteo)");
+    const auto k = r.object("criteo");
+    if (k.has("table_sizes")) c.criteo.table_sizes = k.integers("table_sizes");
+    c.criteo.split = k.choice("split", c.criteo.split, {"files", "days"});
+    c.criteo.eval_part = k.choice("eval_part", c.criteo.eval_part, {"test", "validation"});
+    c.criteo.skip_malformed = k.boolean("skip_malformed", c.criteo.skip_malformed);
+    k.finish();
+  }
+  if (c.format == "criteo" && c.criteo.table_sizes.empty()) c.criteo.table_sizes = criteo_kaggle_table_sizes();
   if (r.has("labels")) {
     if (c.format != "pairs")
       throw Error(r.key_path("labels") + ": filters sentence pairs by gold label; data.format " +
@@ -89,7 +106,9 @@ namespace {
 void require_file(const std::string& file, const DataConfig& config) {
   if (std::filesystem::exists(file)) return;
   std::string fix = "check data.dir / --data and the data.train / data.eval names";
-  if (config.dir.empty())
+  if (config.format == "criteo")
+    fix += "; for synthetic click logs run `comera data synth-criteo --out " + config.dir + "`";
+  else if (config.dir.empty())
     fix = config.format == "text" ? "run `comera data build-wordnet` to build the default task"
                                   : "run `comera data build-pairs` to build the code/docstring task";
   throw Error(file + " not found (" + fix + ")");
@@ -137,9 +156,44 @@ std::shared_ptr<const TokenDataset> load_split(const std::string& file, int64_t 
       PairDataset::encode(read_pairs(file, limit, config.labels), tokenizer, config.max_length));
 }
 
+// Click logs: both splits from two files, or from one file by the reference's day split.
+TaskData load_click_data(const DataConfig& config) {
+  if (config.dir.empty())
+    throw Error("data.dir: click logs have no default folder (point it at the Criteo files, or "
+                "write synthetic ones with `comera data synth-criteo`)");
+  const std::filesystem::path dir = config.dir;
+  CriteoFormat format;
+  format.table_sizes = config.criteo.table_sizes;
+  const auto train_file = (dir / config.train).string();
+  const auto eval_file = config.criteo.split == "days" ? train_file : (dir / config.eval).string();
+  require_file(train_file, config);
+  require_file(eval_file, config);
+  CriteoReadOptions train_read, eval_read;
+  train_read.skip_malformed = eval_read.skip_malformed = config.criteo.skip_malformed;
+  if (config.criteo.split == "days") {
+    const auto split = criteo_day_split(count_lines(train_file));
+    train_read.lines = split.train;
+    eval_read.lines = config.criteo.eval_part == "test" ? split.test : split.validation;
+  }
+  TaskData data;
+  int64_t skipped_train = 0, skipped_eval = 0;
+  data.train = load_click_dataset(train_file, format, train_read, config.train_limit, &skipped_train);
+  data.eval = load_click_dataset(eval_file, format, eval_read, config.eval_limit, &skipped_eval);
+  data.skipped = skipped_train + skipped_eval;
+  data.info.dense_features = format.dense_features;
+  data.info.table_sizes = format.table_sizes;
+  data.info.classes = 2;
+  data.train_file = train_file;
+  data.eval_file = eval_file;
+  const auto summary = dir / "summary.json";
+  data.synthetic = std::filesystem::exists(summary) && read_json_file(summary.string()).value("synthetic", false);
+  return data;
+}
+
 }  // namespace
 
 TaskData load_task_data(const DataConfig& config) {
+  if (config.format == "criteo") return load_click_data(config);
   const std::filesystem::path dir = !config.dir.empty()                 ? config.dir
                                     : config.format == "text"          ? default_wordnet_dir()
                                     : config.format == "codesearchnet" ? default_code_corpus_dir()
@@ -161,6 +215,8 @@ TaskData load_task_data(const DataConfig& config) {
       config.format == "text" || (config.format == "codesearchnet" && config.examples == "unimodal") ? 1 : 2;
   data.train_file = train_file;
   data.eval_file = eval_file;
+  const auto summary = dir / "summary.json";
+  data.synthetic = std::filesystem::exists(summary) && read_json_file(summary.string()).value("synthetic", false);
   return data;
 }
 

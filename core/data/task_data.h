@@ -20,6 +20,7 @@ class ConfigReader;
 struct DataConfig {
   // "text": single-text JSONL (text_dataset.h); "pairs": MNLI's TSV or JSONL (mnli.h);
   // "codesearchnet": CodeSearchNet's layout of function records (codesearchnet.h).
+  // "criteo": click logs (criteo.h).
   std::string format = "pairs";
   // "" = the format's default task: text -> data/wordnet, pairs -> data/pairs/pystdlib,
   // codesearchnet -> data/code-corpus.
@@ -37,6 +38,15 @@ struct DataConfig {
   // Pairs only: keep these gold labels (e.g. {"entailment"}: a docstring with its own code,
   // for masked-LM pre-training); empty = all.
   std::vector<std::string> labels;
+  // Criteo click logs (criteo.h) only.
+  struct Criteo {
+    std::vector<int64_t> table_sizes;  // the ids' tables; default the Kaggle sizes
+    // "files": train and eval are separate files; "days": the reference's day split of the one
+    // file `train` (six days train, the seventh halved), eval its test or validation half.
+    std::string split = "files";
+    std::string eval_part = "test";  // "days": "test" | "validation"
+    bool skip_malformed = false;     // count and skip malformed lines instead of failing
+  } criteo;
 
   nlohmann::json to_json() const;
 };
@@ -48,6 +58,8 @@ struct TaskData {
   std::shared_ptr<const Dataset> train, eval;
   DataInfo info;
   std::string train_file, eval_file;  // where they were read from ("" when made in memory)
+  int64_t skipped = 0;                // malformed lines skipped (click logs with skip_malformed)
+  bool synthetic = false;             // written by a generator (its summary.json says so)
 };
 
 // Reads, tokenizes and encodes both splits; errors name the missing file and how to make it.

@@ -93,4 +93,8 @@ std::vector<int64_t> covering_modes(int64_t n, int d) {
   return modes;
 }
 
+TTMModes propose_ttm_modes(int64_t rows, int64_t dim, int d) {
+  return {covering_modes(rows, d), balanced_factorizations(dim, d).front()};
+}
+
 }  // namespace comera

@@ -21,4 +21,11 @@ std::vector<std::pair<std::vector<int64_t>, std::vector<int64_t>>> propose_tt_mo
 // covers n. Sorted largest first.
 std::vector<int64_t> covering_modes(int64_t n, int d);
 
+// Modes of a TTM table of `rows` x `dim` in d cores: covering_modes(rows, d) (rows padded up)
+// and the most balanced exact factorization of dim.
+struct TTMModes {
+  std::vector<int64_t> vocab_modes, emb_modes;
+};
+TTMModes propose_ttm_modes(int64_t rows, int64_t dim, int d);
+
 }  // namespace comera

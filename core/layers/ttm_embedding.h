@@ -44,6 +44,8 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
   void pretty_print(std::ostream& stream) const override;
 
   const TTMShape& shape() const { return shape_; }
+  // The cores with the masked rank vectors folded in, for the lookups of ttm_lookup.h.
+  std::vector<at::Tensor> scaled() const;
 
   std::string layer_kind() const override { return "ttm_embedding"; }
   const CoreChain& chain() const override { return shape_.chain(); }
@@ -56,9 +58,6 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
   TTMEmbeddingOptions options;
 
  private:
-  // Rows of `ids` (flat int64, in range) through the two merged tables.
-  at::Tensor merged_rows(const at::Tensor& ids);
-
   TTMShape shape_;
   std::vector<at::Tensor> cores_;         // core k: (r_{k-1}, v_k, e_k, r_k)
   std::vector<at::Tensor> rank_vectors_;  // d_k: (r_k), k = 1..d-1

@@ -2,10 +2,49 @@
 
 #include "core/kernels/cpu/pair_rows.h"
 #include "core/kernels/fast_kernels.h"
+#include "core/layers/tensorized.h"
+#include "core/util/error.h"
 
 #include <ATen/ATen.h>
 
+#include <limits>
+
 namespace comera {
+
+namespace {
+
+// Product of dimension `dim` over cores [begin, end).
+int64_t mode_product(const std::vector<at::Tensor>& cores, int64_t dim, size_t begin, size_t end) {
+  int64_t p = 1;
+  for (size_t k = begin; k < end; ++k) p *= cores[k].size(dim);
+  return p;
+}
+
+// Product of cores [begin, end) as one core (r_begin, prod v, prod e, r_end).
+at::Tensor merged_core(const std::vector<at::Tensor>& cores, size_t begin, size_t end) {
+  at::Tensor t = cores[begin];
+  for (size_t k = begin + 1; k < end; ++k) {
+    const at::Tensor& c = cores[k];
+    const int64_t r0 = t.size(0), v = t.size(1), e = t.size(2), r = c.size(0);
+    t = at::mm(t.reshape({r0 * v * e, r}), c.reshape({r, -1}))
+            .view({r0, v, e, c.size(1), c.size(2), c.size(3)})
+            .permute({0, 1, 3, 2, 4, 5})
+            .reshape({r0, v * c.size(1), e * c.size(2), c.size(3)});
+  }
+  return t;
+}
+
+// (r0, v, e, r1) -> (v, r0, e, r1): each vocabulary index's slice contiguous.
+at::Tensor lookup_layout(const at::Tensor& core) { return core.permute({1, 0, 2, 3}).contiguous(); }
+
+// Index into the table covering the vocabulary modes of cores [begin, end).
+at::Tensor table_index(const at::Tensor& flat, const std::vector<at::Tensor>& cores, size_t begin,
+                       size_t end) {
+  return flat.div(mode_product(cores, 1, end, cores.size()), "trunc")
+      .remainder(mode_product(cores, 1, begin, end));
+}
+
+}  // namespace
 
 at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx) {
   const int64_t n = idx.at(0).numel();
@@ -25,6 +64,65 @@ at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::
   if (fast_kernels_enabled() && cpu::pair_rows_supported(left, ia, ib))
     return cpu::pair_rows(left, right, ia, ib);
   return chain_rows({left, right}, {ia, ib});
+}
+
+at::Tensor checked_flat_ids(const at::Tensor& ids, int64_t vocab, const std::string& layer) {
+  if (!ids.defined()) throw Error(layer + ": the ids tensor is undefined");
+  if (!at::isIntegralType(ids.scalar_type(), /*includeBool=*/false))
+    throw Error(layer + ": ids must be an integer tensor (int64), got " +
+                c10::toString(ids.scalar_type()) + "; convert them with .to(torch::kLong)");
+  at::Tensor flat = ids.reshape({-1}).to(at::kLong);
+  if (flat.numel() == 0) return flat;
+  const auto minmax = at::aminmax(flat);
+  const int64_t lo = std::get<0>(minmax).item<int64_t>(), hi = std::get<1>(minmax).item<int64_t>();
+  if (lo < 0 || hi >= vocab)
+    throw Error(layer + ": id " + std::to_string(lo < 0 ? lo : hi) +
+                " is out of range for a vocabulary of " + std::to_string(vocab) +
+                " (valid ids are 0.." + std::to_string(vocab - 1) +
+                "); check the tokenizer's vocabulary or the data's table size against the layer's");
+  return flat;
+}
+
+std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,
+                                     const std::vector<at::Tensor>& rank_vectors, double threshold) {
+  std::vector<at::Tensor> out = cores;
+  for (size_t k = 0; k < rank_vectors.size(); ++k)
+    out[k] = cores[k] * masked_rank_vector(rank_vectors[k], threshold).view({1, 1, 1, -1});
+  return out;
+}
+
+DistinctIds distinct_ids(const at::Tensor& ids) {
+  if (ids.numel() <= 1) return {ids, {}};
+  auto u = at::_unique2(ids, /*sorted=*/true, /*return_inverse=*/true);
+  if (std::get<0>(u).numel() * 4 > ids.numel() * 3) return {ids, {}};
+  return {std::get<0>(u), std::get<1>(u)};
+}
+
+at::Tensor merged_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids) {
+  const size_t d = cores.size();
+  if (d == 1) return chain_rows({lookup_layout(cores[0])}, {ids});
+  // Split the chain where the two merged tables are smallest; each row then costs one
+  // (E_left x r) · (r x E_right) product.
+  size_t split = 1;
+  int64_t best = std::numeric_limits<int64_t>::max();
+  for (size_t h = 1; h < d; ++h) {
+    const int64_t left = mode_product(cores, 1, 0, h) * mode_product(cores, 2, 0, h);
+    const int64_t right = mode_product(cores, 1, h, d) * mode_product(cores, 2, h, d);
+    const int64_t entries = cores[h].size(0) * (left + right);
+    if (entries < best) best = entries, split = h;
+  }
+  return pair_rows(lookup_layout(merged_core(cores, 0, split)),
+                   lookup_layout(merged_core(cores, split, d)), table_index(ids, cores, 0, split),
+                   table_index(ids, cores, split, d));
+}
+
+at::Tensor naive_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids) {
+  std::vector<at::Tensor> tables, idx;
+  for (size_t k = 0; k < cores.size(); ++k) {
+    tables.push_back(lookup_layout(cores[k]));
+    idx.push_back(table_index(ids, cores, k, k + 1));
+  }
+  return chain_rows(tables, idx);
 }
 
 }  // namespace comera

@@ -1,16 +1,19 @@
 #pragma once
-// Row lookup from TTM tables (METHOD §5): the contraction kernels behind TTMEmbedding.
-// Table s is in lookup layout (V_s, r_{s-1}, E_s, r_s), contiguous, with r_0 = r_last = 1.
-// Row n is the product of the slices table_s[idx_s[n]] along the ranks, its embedding
-// multi-index row-major over the tables (first slowest): shape (N, prod_s E_s).
+// Row lookup from TTM tables (METHOD §5): the one lookup core behind TTMEmbedding and
+// TTMEmbeddingBag. Cores are (r_{k-1}, v_k, e_k, r_k) with r_0 = r_d = 1; row n of the table is
+// the product of the slices core_k[:, idx_k(n), :, :] along the ranks, its vocabulary
+// multi-index row-major over the cores (first slowest), its embedding multi-index likewise.
 #include <ATen/core/Tensor.h>
 
+#include <cstdint>
+#include <string>
 #include <vector>
 
 namespace comera {
 
-// Gathers each id's slices and multiplies them with batched GEMMs (at::bmm), one table after
-// another. Any device and dtype; ordinary autograd (the gathered slices are kept for backward).
+// Table s is in lookup layout (V_s, r_{s-1}, E_s, r_s), contiguous. Gathers each id's slices
+// and multiplies them with batched GEMMs (at::bmm), one table after another: (N, prod_s E_s).
+// Any device and dtype; ordinary autograd (the gathered slices are kept for backward).
 at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx);
 
 // Two tables: row n = left[ia[n]] · right[ib[n]]. On CPU (float, double) with the fast kernels
@@ -18,5 +21,29 @@ at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<a
 // chain_rows. Differentiable once in both tables.
 at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
                      const at::Tensor& ib);
+
+// ids of any integer dtype, flattened to int64 and checked against the `vocab` rows in use; a
+// bad id is an error naming `layer` (one host read per lookup, also on a device).
+at::Tensor checked_flat_ids(const at::Tensor& ids, int64_t vocab, const std::string& layer);
+
+// Cores with each rank vector, masked at `threshold`, folded into the core on its left.
+std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,
+                                     const std::vector<at::Tensor>& rank_vectors, double threshold);
+
+// The distinct ids of a flat id list and where each id's row lies among them, when at least a
+// quarter of the ids are repeats (otherwise `unique` is `ids` and `inverse` undefined): scattering
+// rows back costs about a quarter of computing them (CPU, the paper's shape). Its size is
+// data-dependent: a host read on a device (graph capture needs dedup off).
+struct DistinctIds {
+  at::Tensor unique, inverse;
+};
+DistinctIds distinct_ids(const at::Tensor& ids);
+
+// Optimised path (METHOD §5): the chain merged into two tables at its cheapest bond, one small
+// GEMM per row. `ids` flat int64 in range -> (N, prod e_k). No dedup (callers use distinct_ids).
+at::Tensor merged_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids);
+
+// Reference path: per id, its d core slices contracted one after another.
+at::Tensor naive_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids);
 
 }  // namespace comera

@@ -33,21 +33,6 @@ void check_shape(const ConfigReader& r, Fn&& fn) {
   }
 }
 
-LinearSpec read_linear(const ConfigReader& parent, const std::string& key, int64_t in, int64_t out) {
-  LinearSpec spec;
-  if (!parent.has(key)) return spec;
-  const auto r = parent.object(key);
-  spec.tensorized = true;
-  spec.in_modes = r.integers("in_modes");
-  spec.out_modes = r.integers("out_modes");
-  std::vector<int64_t> sizes = spec.in_modes;
-  sizes.insert(sizes.end(), spec.out_modes.begin(), spec.out_modes.end());
-  spec.ranks = read_ranks(r, sizes);
-  r.finish();
-  check_shape(r, [&] { TTShape::for_features(in, out, spec.in_modes, spec.out_modes, spec.ranks); });
-  return spec;
-}
-
 // model.low_rank and model.lte: {layer kind: settings} for the linear layers; a layer kind
 // already given another form is an error.
 const char* const kLinearKinds[] = {"attention", "ffn_in", "ffn_out", "classifier"};
@@ -124,9 +109,28 @@ EmbeddingSpec read_embedding(const ConfigReader& parent, int64_t vocab, int64_t 
   return spec;
 }
 
-nlohmann::json linear_json(const LinearSpec& s) {
+}  // namespace
+
+LinearSpec read_linear_spec(const ConfigReader& parent, const std::string& key, int64_t in, int64_t out) {
+  LinearSpec spec;
+  if (!parent.has(key)) return spec;
+  const auto r = parent.object(key);
+  spec.tensorized = true;
+  spec.in_modes = r.integers("in_modes");
+  spec.out_modes = r.integers("out_modes");
+  std::vector<int64_t> sizes = spec.in_modes;
+  sizes.insert(sizes.end(), spec.out_modes.begin(), spec.out_modes.end());
+  spec.ranks = read_ranks(r, sizes);
+  r.finish();
+  check_shape(r, [&] { TTShape::for_features(in, out, spec.in_modes, spec.out_modes, spec.ranks); });
+  return spec;
+}
+
+nlohmann::json linear_spec_json(const LinearSpec& s) {
   return {{"in_modes", s.in_modes}, {"out_modes", s.out_modes}, {"ranks", s.ranks}};
 }
+
+namespace {
 
 void baseline_json(const ModelConfig& c, nlohmann::json& out) {
   nlohmann::json low = nlohmann::json::object(), lte = nlohmann::json::object();
@@ -161,10 +165,10 @@ nlohmann::json ModelConfig::to_json() const {
     t["embedding"] = {{"vocab_modes", embedding.vocab_modes},
                       {"emb_modes", embedding.emb_modes},
                       {"ranks", embedding.ranks}};
-  if (attention.tensorized) t["attention"] = linear_json(attention);
-  if (ffn_in.tensorized) t["ffn_in"] = linear_json(ffn_in);
-  if (ffn_out.tensorized) t["ffn_out"] = linear_json(ffn_out);
-  if (classifier.tensorized) t["classifier"] = linear_json(classifier);
+  if (attention.tensorized) t["attention"] = linear_spec_json(attention);
+  if (ffn_in.tensorized) t["ffn_in"] = linear_spec_json(ffn_in);
+  if (ffn_out.tensorized) t["ffn_out"] = linear_spec_json(ffn_out);
+  if (classifier.tensorized) t["classifier"] = linear_spec_json(classifier);
   nlohmann::json out = {{"vocab", vocab}, {"d_model", d_model}, {"heads", heads},
                         {"layers", layers}, {"ffn", ffn}, {"max_positions", max_positions},
                         {"segments", segments}, {"classes", classes}, {"masked_lm", masked_lm},
@@ -198,10 +202,10 @@ ModelConfig read_model_config(const ConfigReader& r) {
   if (r.has("tensorized")) {
     const auto t = r.object("tensorized");
     c.embedding = read_embedding(t, c.vocab, c.d_model);
-    c.attention = read_linear(t, "attention", c.d_model, c.d_model);
-    c.ffn_in = read_linear(t, "ffn_in", c.d_model, c.ffn);
-    c.ffn_out = read_linear(t, "ffn_out", c.ffn, c.d_model);
-    c.classifier = read_linear(t, "classifier", c.d_model, c.d_model);
+    c.attention = read_linear_spec(t, "attention", c.d_model, c.d_model);
+    c.ffn_in = read_linear_spec(t, "ffn_in", c.d_model, c.ffn);
+    c.ffn_out = read_linear_spec(t, "ffn_out", c.ffn, c.d_model);
+    c.classifier = read_linear_spec(t, "classifier", c.d_model, c.d_model);
     t.finish();
   }
   if (r.has("low_rank")) read_low_rank(r.object("low_rank"), c);

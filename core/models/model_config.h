@@ -26,6 +26,10 @@ struct LinearSpec {
   LteSpec lte;
 };
 
+// parent[key] as a TT layer in -> out (absent: dense), shapes checked; errors name the key.
+LinearSpec read_linear_spec(const ConfigReader& parent, const std::string& key, int64_t in, int64_t out);
+nlohmann::json linear_spec_json(const LinearSpec& spec);
+
 // The word embedding built as TTM when `tensorized`.
 struct EmbeddingSpec {
   bool tensorized = false;

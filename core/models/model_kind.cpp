@@ -1,5 +1,6 @@
 #include "core/models/model_kind.h"
 
+#include "core/models/dlrm_kind.h"
 #include "core/models/transformer_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
@@ -22,7 +23,7 @@ struct Registry {
 Registry& registry() {
   static Registry* r = [] {
     auto* out = new Registry;
-    for (auto kind : {transformer_kind()}) out->kinds.emplace(kind->name(), std::move(kind));
+    for (auto kind : {transformer_kind(), dlrm_kind()}) out->kinds.emplace(kind->name(), std::move(kind));
     return out;
   }();
   return *r;

@@ -29,6 +29,9 @@ struct TaskOutput {
   at::Tensor correct;       // right predictions (scalar)
   at::Tensor tokens;        // inputs the step processed, e.g. non-padding tokens (scalar)
   int64_t predictions = 0;  // what the loss averages over: examples, or masked tokens
+  // Binary tasks: each prediction's probability of the positive class and its 0/1 target
+  // (detached), from which evaluation computes the AUC. Undefined for other tasks.
+  at::Tensor scores, targets;
 };
 
 class Task {

@@ -150,8 +150,8 @@ class TransformerKind : public ModelKind {
     for (const auto& [name, layer] : layers.items()) {
       const int64_t rank = interior_rank(layer);
       if (name == "embedding") {
-        out[name] = {{"vocab_modes", covering_modes(c.vocab, d)},
-                     {"emb_modes", balanced_factorizations(c.d_model, d).front()},
+        const auto modes = propose_ttm_modes(c.vocab, c.d_model, d);
+        out[name] = {{"vocab_modes", modes.vocab_modes}, {"emb_modes", modes.emb_modes},
                      {"ranks", rank}};
         continue;
       }

@@ -5,6 +5,7 @@
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -29,6 +30,8 @@ struct EpochMetrics {
   // toward, so a report can say how far from S0 the trial ended.
   double loss_target = 0;
   double size_target = 0;
+  // Evaluation metrics only some tasks have, by name (EvalResult::metrics): "auc".
+  std::map<std::string, double> eval_metrics;
 
   nlohmann::json to_json() const;
 };

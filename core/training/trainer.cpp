@@ -227,6 +227,7 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   const auto eval = evaluate(*task_, *data_.eval, config_.eval_batch_size, device_);
   m.eval_loss = eval.loss;
   m.accuracy = eval.accuracy;
+  m.eval_metrics = eval.metrics;
   {
     at::NoGradGuard no_grad;
     m.surrogate = state_.size_scale > 0

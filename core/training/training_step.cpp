@@ -1,6 +1,7 @@
 #include "core/training/training_step.h"
 
 #include "core/layers/lte_linear.h"
+#include "core/util/auc.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -65,9 +66,11 @@ EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c
   at::NoGradGuard no_grad;
   const auto generator = at::make_generator<at::CPUGeneratorImpl>(kEvalSeed);
   at::Tensor loss_sum, correct;
+  std::vector<at::Tensor> scores, targets;
   EvalResult r;
   for (const auto& indices : data.epoch(batch_size)) {
     const auto out = task.forward(task.prepare(data.batch(indices), generator).to(device));
+    if (out.scores.defined()) scores.push_back(out.scores), targets.push_back(out.targets);
     const auto loss = out.loss.to(at::kDouble) * static_cast<double>(out.predictions);
     loss_sum = loss_sum.defined() ? loss_sum + loss : loss;
     correct = correct.defined() ? correct + out.correct : out.correct;
@@ -79,6 +82,7 @@ EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c
     r.loss = host[0].item<double>() / static_cast<double>(r.predictions);
     r.accuracy = host[1].item<double>() / static_cast<double>(r.predictions);
   }
+  if (!scores.empty()) r.metrics["auc"] = exact_auc(at::cat(scores), at::cat(targets));
   return r;
 }
 

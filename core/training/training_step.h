@@ -9,6 +9,8 @@
 #include <ATen/core/Generator.h>
 
 #include <cstdint>
+#include <map>
+#include <string>
 
 namespace torch::optim {
 class Optimizer;
@@ -40,6 +42,8 @@ struct EvalResult {
   double loss = 0;  // mean task loss per prediction
   double accuracy = 0;
   int64_t predictions = 0;  // examples, or masked tokens
+  // What only some tasks report, by name: "auc" for binary tasks (TaskOutput::scores).
+  std::map<std::string, double> metrics;
 };
 
 // The whole set in order, the last batch short (nothing dropped), on `device`; the model's

@@ -2,6 +2,8 @@
 
 #include "core/util/error.h"
 
+#include <algorithm>
+#include <cmath>
 #include <numeric>
 
 namespace comera {
@@ -21,6 +23,26 @@ std::vector<int64_t> Rng::permutation(int64_t n) {
   std::iota(order.begin(), order.end(), int64_t{0});
   shuffle(order);
   return order;
+}
+
+double Rng::uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53; }
+
+double Rng::normal() {
+  const double u = 1.0 - uniform();  // (0, 1]: log stays finite
+  return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * uniform());
+}
+
+int64_t Rng::zipf(int64_t n, double s) {
+  if (n < 1) throw Error("Rng::zipf: the range is empty");
+  const double u = uniform();
+  double x;
+  if (std::abs(s - 1) < 1e-9) {
+    x = std::exp(u * std::log(static_cast<double>(n) + 1));
+  } else {
+    const double top = std::pow(static_cast<double>(n) + 1, 1 - s);
+    x = std::pow(1 + u * (top - 1), 1 / (1 - s));
+  }
+  return std::clamp<int64_t>(static_cast<int64_t>(x) - 1, 0, n - 1);
 }
 
 }  // namespace comera

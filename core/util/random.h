@@ -20,6 +20,13 @@ class Rng {
   }
   // A random order of 0..n-1.
   std::vector<int64_t> permutation(int64_t n);
+  // Uniform in [0, 1), 53 random bits.
+  double uniform();
+  // Standard normal (Box-Muller).
+  double normal();
+  // In [0, n) with weight about (k+1)^-s: the continuous power law on [1, n+1) inverted and
+  // floored (no table, so any n).
+  int64_t zipf(int64_t n, double s);
 
  private:
   std::mt19937_64 engine_;

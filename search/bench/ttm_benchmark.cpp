@@ -1,8 +1,9 @@
 #include "search/bench/ttm_benchmark.h"
 
+#include "search/bench/forward_backward.h"
+
 #include "core/layers/ttm_embedding.h"
 #include "core/util/error.h"
-#include "core/util/memory_meter.h"
 #include "core/util/random.h"
 
 #include <ATen/ATen.h>
@@ -39,36 +40,11 @@ at::Tensor zipf_ids(int64_t n, double s, uint64_t seed) {
   return ids;
 }
 
-void clear_grads(torch::nn::Module& module) {
-  for (auto& p : module.parameters()) p.mutable_grad() = at::Tensor();
-}
-
 struct Method {
   std::string name;
   torch::nn::Module* module;
   std::function<at::Tensor(const at::Tensor&)> forward;
 };
-
-TtmMethodResult measure(const Method& m, const at::Tensor& ids, const at::Tensor& grad, int warmup,
-                        int repeats) {
-  TtmMethodResult out;
-  out.method = m.name;
-  {
-    clear_grads(*m.module);
-    CpuMemoryMeter meter;
-    at::Tensor y = m.forward(ids);
-    out.held_bytes = meter.live_extra_bytes();
-    y.backward(grad);
-    out.peak_bytes = meter.peak_extra_bytes();
-  }
-  out.time = time_median(
-      [&](int) {
-        clear_grads(*m.module);
-        m.forward(ids).backward(grad);
-      },
-      warmup, repeats);
-  return out;
-}
 
 }  // namespace
 
@@ -130,7 +106,14 @@ TtmBatchResult TtmBenchmark::run(int64_t n, const std::function<void(const std::
   }
   for (const auto& method : m.methods) {
     if (on_method) on_method(method.name);
-    batch.methods.push_back(measure(method, ids, grad, m.options.warmup, m.options.repeats));
+    const auto measured = measure_forward_backward({method.module}, [&] { return method.forward(ids); }, grad,
+                                                   m.options.warmup, m.options.repeats);
+    TtmMethodResult r;
+    r.method = method.name;
+    r.time = measured.time;
+    r.held_bytes = measured.held_bytes;
+    r.peak_bytes = measured.peak_bytes;
+    batch.methods.push_back(r);
   }
   auto ms = [&](const TtmMethodResult& r) {
     return m.options.cpu_clock ? r.time.cpu_median_ms : r.time.median_ms;

@@ -157,9 +157,11 @@ int run(int argc, char** argv) {
 
   std::cerr << "loading data..." << std::endl;
   auto data = load_task_data(e.data);
-  std::cerr << "data: " << data.train->size() << " training " << data.train->unit() << " ("
-            << data.train_file << "), " << data.eval->size() << " evaluation " << data.eval->unit()
-            << " (" << data.eval_file << ")" << std::endl;
+  std::cerr << "data: " << (data.synthetic ? "SYNTHETIC, " : "") << data.train->size() << " training "
+            << data.train->unit() << " (" << data.train_file << "), " << data.eval->size()
+            << " evaluation " << data.eval->unit() << " (" << data.eval_file << ")"
+            << (data.skipped ? ", " + std::to_string(data.skipped) + " malformed lines skipped" : "")
+            << std::endl;
 
   ProgressLine line(!r.count("quiet"), true);
   RecordedRunOptions ro;

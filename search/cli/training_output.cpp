@@ -66,7 +66,13 @@ std::string epoch_text(const EpochMetrics& m) {
                 m.train_loss, m.eval_loss, 100 * m.accuracy,
                 format_count(static_cast<double>(m.size.total_params)).c_str(), m.size.compression(),
                 m.step_time_ms, m.tokens_per_s, m.peak_mem_mb);
-  return line;
+  std::string text = line;
+  for (const auto& [name, value] : m.eval_metrics) {
+    char extra[64];
+    std::snprintf(extra, sizeof extra, "  %s %.4f", name.c_str(), value);
+    text += extra;
+  }
+  return text;
 }
 
 void show_training(TrainerOptions& options, ProgressLine& line) {

@@ -11,7 +11,7 @@ namespace {
 
 // An epoch's values by name (recorded_metric_names reads the names from here too).
 std::map<std::string, double> epoch_values(const EpochMetrics& m) {
-  return {{"train_loss", m.train_loss},
+  std::map<std::string, double> values = {{"train_loss", m.train_loss},
           {"train_accuracy", m.train_accuracy},
           {"eval_loss", m.eval_loss},
           {"accuracy", m.accuracy},
@@ -24,6 +24,8 @@ std::map<std::string, double> epoch_values(const EpochMetrics& m) {
           {"tokens_per_s", m.tokens_per_s},
           {"peak_mem_mb", m.peak_mem_mb},
           {"elapsed_s", m.elapsed_s}};
+  values.insert(m.eval_metrics.begin(), m.eval_metrics.end());
+  return values;
 }
 
 }  // namespace

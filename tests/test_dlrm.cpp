@@ -1,0 +1,158 @@
+// The DLRM: dot interaction against a hand-written loop, the model's shapes and layers against
+// the reference's (facebookresearch/dlrm), its config's errors, its task's loss against BCE by
+// hand, and both DLRM presets loaded, expanded and (the small one) built.
+#include "core/data/criteo.h"
+#include "core/layers/size.h"
+#include "core/layers/ttm_embedding_bag.h"
+#include "core/models/dlrm.h"
+#include "core/models/model_kind.h"
+#include "core/training/experiment.h"
+#include "core/util/error.h"
+#include "tests/support/catch.h"
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <torch/nn/modules/embedding.h>
+
+#include <cmath>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+namespace {
+
+std::string preset(const std::string& name) {
+  return std::string(COMERA_SOURCE_DIR) + "/experiments/" + name;
+}
+
+nlohmann::json tiny_dlrm() {
+  return {{"kind", "dlrm"},       {"dense_features", 3},        {"embedding_dim", 4},
+          {"bottom_mlp", {8, 4}}, {"top_mlp", {6, 1}},          {"table_sizes", {5, 30, 7}},
+          {"tensorized", {{"tables", {{"min_rows", 20}, {"cores", 2}, {"ranks", 3}}}}}};
+}
+
+TaskSpec ctr() {
+  TaskSpec t;
+  t.kind = "ctr";
+  return t;
+}
+
+}  // namespace
+
+TEST_CASE("dot interaction is the strictly lower triangle of T·Tᵀ, row-major", "[dlrm]") {
+  const auto t = at::randn({3, 5, 4}, at::kDouble);
+  const auto out = dot_interaction(t);
+  REQUIRE(out.sizes() == at::IntArrayRef({3, 10}));
+  for (int64_t b = 0; b < 3; ++b) {
+    int64_t k = 0;
+    for (int64_t i = 0; i < 5; ++i)
+      for (int64_t j = 0; j < i; ++j, ++k) {
+        double dot = 0;
+        for (int64_t d = 0; d < 4; ++d) dot += t[b][i][d].item<double>() * t[b][j][d].item<double>();
+        CHECK(std::abs(out[b][k].item<double>() - dot) < 1e-12);
+      }
+  }
+  // The reference's 27 vectors: 351 products.
+  CHECK(dot_interaction(at::randn({2, 27, 16})).size(1) == 351);
+}
+
+TEST_CASE("the Kaggle DLRM has the reference's layers and its TT tables compress 99x", "[dlrm]") {
+  const auto e = load_experiment(preset("dlrm_criteo_kaggle.json"));
+  REQUIRE(e.model.kind == "dlrm");
+  const auto c = parse_dlrm_config(e.model.settings);
+  CHECK(c.table_sizes == criteo_kaggle_table_sizes());
+  CHECK(c.interaction_width() == 367);
+  const auto layers = c.mlp_layers();
+  REQUIRE(layers.size() == 7);
+  CHECK((layers[0].in == 13 && layers[0].out == 512 && layers[3].out == 16));
+  CHECK((layers[4].name == "top0" && layers[4].in == 367 && layers[6].out == 1));
+  int64_t dense_rows = 0;
+  for (const auto rows : c.table_sizes) dense_rows += rows;
+  CHECK(dense_rows == 33762577);
+  CHECK(e.data.format == "criteo");
+  CHECK(e.data.criteo.split == "days");
+  CHECK(e.training.task.kind == "ctr");
+  // Built with its TT tables only (the dense ones are small): the size the paper compares.
+  Dlrm model(c);
+  const auto size = model_size(*model);
+  CHECK(size.dense_model_params > 540000000);
+  CHECK(size.compression() >= 99);
+  // Dense, the same config has no TT layer.
+  const auto dense = parse_dlrm_config(e.model.dense().settings);
+  CHECK(dense.tables.min_rows == 0);
+  CHECK(dense.tt_mlp.empty());
+}
+
+TEST_CASE("the small synthetic DLRM preset loads, builds and runs a step's forward", "[dlrm]") {
+  const auto e = load_experiment(preset("small_dlrm_synthetic.json"));
+  REQUIRE(e.model.kind == "dlrm");
+  const auto c = parse_dlrm_config(e.model.settings);
+  CHECK(c.table_sizes == e.data.criteo.table_sizes);
+  DataInfo info;
+  info.dense_features = 13;
+  info.table_sizes = e.data.criteo.table_sizes;
+  const auto task = e.model.build(e.training.task, info);
+  const auto gen = at::detail::getDefaultCPUGenerator();
+  const auto batch = task->synthetic_batch(32, 0, gen);
+  const auto out = task->forward(batch);
+  CHECK(out.loss.dim() == 0);
+  CHECK(out.scores.size(0) == 32);
+  int64_t ttm = 0;
+  for (const auto& m : task->model().modules()) ttm += dynamic_cast<TTMEmbeddingBagImpl*>(m.get()) != nullptr;
+  CHECK(ttm == 5);
+}
+
+TEST_CASE("the DLRM task's loss is BCE of the sigmoid, its lookups the tables' rows", "[dlrm]") {
+  const auto spec = parse_model_spec(tiny_dlrm(), ctr());
+  at::manual_seed(1);
+  const auto task = spec.build(ctr(), {});
+  Batch b(4);
+  b.set("dense", at::rand({4, 3}));
+  b.set("sparse", at::tensor({0, 29, 6, 4, 0, 0, 2, 17, 3, 1, 5, 1}, at::kLong).view({4, 3}));
+  b.set("labels", at::tensor({1.0f, 0.0f, 0.0f, 1.0f}));
+  const auto out = task->forward(b);
+  const auto p = out.scores.to(at::kDouble);
+  const auto y = b.at("labels").to(at::kDouble);
+  const double bce = -(y * p.log() + (1 - y) * (1 - p).log()).mean().item<double>();
+  CHECK(std::abs(out.loss.item<double>() - bce) < 1e-5);
+  CHECK(out.predictions == 4);
+  // Table 1 (30 rows >= 20) is a TTM bag, the others dense EmbeddingBags.
+  auto& net = task->model();
+  CHECK(net.named_children()["table1"]->as<TTMEmbeddingBagImpl>() != nullptr);
+  CHECK(net.named_children()["table0"]->as<torch::nn::EmbeddingBagImpl>() != nullptr);
+  CHECK(model_size(net).layers.size() == 1);
+  const auto rows = spec.model_kind().factorise(spec.settings, 3);
+  CHECK(rows.at("tables").at("cores") == 3);
+}
+
+TEST_CASE("bad DLRM configs and mismatched data are errors naming the key", "[dlrm]") {
+  auto with = [](auto edit) {
+    auto j = tiny_dlrm();
+    edit(j);
+    return j;
+  };
+  CHECK_THROWS_WITH(parse_model_spec(with([](auto& j) { j["bottom_mlp"] = {8, 5}; }), ctr()),
+                    Contains("model.bottom_mlp") && Contains("embedding_dim (4)"));
+  CHECK_THROWS_WITH(parse_model_spec(with([](auto& j) { j["top_mlp"] = {6, 2}; }), ctr()),
+                    Contains("model.top_mlp"));
+  CHECK_THROWS_WITH(parse_model_spec(with([](auto& j) { j["tensorized"]["top9"] = nlohmann::json::object(); }), ctr()),
+                    Contains("model.tensorized.top9: unknown key"));
+  CHECK_THROWS_WITH(parse_model_spec(tiny_dlrm(), TaskSpec{}), Contains("not trained for 'classification'"));
+  const auto spec = parse_model_spec(tiny_dlrm(), ctr());
+  DataInfo info;
+  info.dense_features = 13;
+  CHECK_THROWS_WITH(spec.build(ctr(), info), Contains("model.dense_features"));
+  info.dense_features = 3;
+  info.table_sizes = {5, 31, 7};
+  CHECK_THROWS_WITH(spec.build(ctr(), info), Contains("model.table_sizes[1]"));
+  info.table_sizes = {5, 30};
+  CHECK_THROWS_WITH(spec.build(ctr(), info), Contains("3 tables but the data has 2"));
+  // A TT top layer, its modes checked against the interaction's width: 4 + 6 = 10 inputs here.
+  CHECK_THROWS_WITH(parse_model_spec(with([](auto& j) {
+                      j["tensorized"]["top0"] = {{"in_modes", {3, 3}}, {"out_modes", {2, 3}}, {"ranks", 2}};
+                    }), ctr()),
+                    Contains("model.tensorized.top0"));
+  const auto tt = parse_model_spec(
+      with([](auto& j) { j["tensorized"]["top0"] = {{"in_modes", {5, 2}}, {"out_modes", {2, 3}}, {"ranks", 2}}; }), ctr());
+  CHECK(parse_dlrm_config(tt.settings).tt_mlp.count("top0") == 1);
+}
