@@ -13,8 +13,6 @@
 #include "search/store/trial_outcome.h"
 #include "search/store/trials.h"
 
-#include <SQLiteCpp/Column.h>
-#include <SQLiteCpp/Statement.h>
 #include <nlohmann/json.hpp>
 
 #include <cmath>
@@ -30,13 +28,6 @@ nlohmann::json objectives_json(const store::ObjectiveValues& values) {
   nlohmann::json out = nlohmann::json::object();
   for (const auto& [name, value] : values) out[name] = FlatTable::real(value);
   return out;
-}
-
-int64_t epoch_count(store::ResultsDb& db, int64_t trial_id) {
-  SQLite::Statement count(db.sql(), "SELECT COUNT(*) FROM epochs WHERE trial_id = ?");
-  count.bind(1, trial_id);
-  count.executeStep();
-  return count.getColumn(0).getInt64();
 }
 
 int list(int argc, char** argv) {
@@ -60,7 +51,7 @@ int list(int argc, char** argv) {
     const auto outcome = store::trial_outcome(db, t);
     const bool late = std::isfinite(outcome.size_vs_target);
     const nlohmann::json seed = t.seed ? nlohmann::json(*t.seed) : nlohmann::json();
-    const int64_t epochs = epoch_count(db, t.id);
+    const int64_t epochs = outcome.epochs;
     std::vector<nlohmann::json> row = {t.id, t.study, t.number, outcome.kind, outcome.target_text(),
                                        store::to_string(t.state), seed, epochs};
     for (const auto& name : shown) {

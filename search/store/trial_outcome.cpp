@@ -40,6 +40,7 @@ TrialOutcome trial_outcome(ResultsDb& db, const Trial& trial) {
   const auto kind = trial.config.find("kind");
   if (kind != trial.config.end() && kind->is_string()) out.kind = kind->get<std::string>();
   const auto epochs = read_epochs(db.sql(), trial.id);
+  out.epochs = static_cast<int64_t>(epochs.size());
   if (epochs.empty()) return out;
   const auto& last = epochs.back();
   if (out.kind.empty())

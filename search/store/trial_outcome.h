@@ -6,6 +6,7 @@
 #include "search/store/results_db.h"
 #include "search/store/trials.h"
 
+#include <cstdint>
 #include <string>
 #include <vector>
 
@@ -19,6 +20,7 @@ struct TrialOutcome {
   // stage ended at, and the final tensorized size over S0 (1 = S0 reached, above = stopped short).
   double loss_target, size_target, size_ratio, size_vs_target;
   std::vector<std::string> lost_layers;  // layers with a zero rank at the last recorded epoch
+  int64_t epochs = 0;                    // epochs recorded
 
   TrialOutcome();
   // "L0 2.1, S0 0.1" (S0 as a ratio; in entries when no early epoch was recorded), or "".
