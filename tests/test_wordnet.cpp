@@ -69,6 +69,37 @@ std::string lower(std::string s) {
   return s;
 }
 
+
+// The fixtures with every noun's first hypernym pointer ("@ OFFSET n") aimed at a synset of the
+// fixture (most point outside it): the nearest earlier synset of the same lexicographer file,
+// else entity. Line lengths and offsets stay as they are. Returns child id -> hypernym id.
+std::map<std::string, std::string> write_linked(const std::string& dir) {
+  std::filesystem::create_directories(dir);
+  for (const char* name : {"data.verb", "data.adj", "data.adv"})
+    std::filesystem::copy_file(fixture(name), dir + "/" + name);
+  auto lines = file_lines(fixture("data.noun"));
+  std::map<std::string, std::string> parent;
+  std::map<std::string, std::string> last_of_file;  // lex_filenum -> offset of its latest synset
+  std::string entity;
+  std::ofstream out(dir + "/data.noun", std::ios::binary);
+  for (auto& line : lines) {
+    if (line[0] != ' ') {
+      const std::string offset = line.substr(0, 8), file = line.substr(9, 2);
+      if (entity.empty()) entity = offset;
+      const size_t at = line.find(" @");
+      if (at != std::string::npos && at < line.find(" | ")) {
+        const size_t target = line.find(' ', at + 1) + 1;  // after "@" or "@i"
+        const auto previous = last_of_file.find(file);
+        const std::string to = previous != last_of_file.end() ? previous->second : entity;
+        line.replace(target, 8, to);
+        parent["n" + offset] = "n" + to;
+      }
+      last_of_file[file] = offset;
+    }
+    out << line << '\n';
+  }
+  return parent;
+}
 }  // namespace
 
 TEST_CASE("data files parse field by field as wndb(5) documents them", "[wordnet]") {
@@ -179,8 +210,9 @@ TEST_CASE("splits keep every lemma and gloss in one split, deterministically", "
 
 TEST_CASE("build-wordnet writes text and pair splits that leak nothing, the same every time", "[wordnet]") {
   comera::testing::TempDir temp;
+  const auto hypernym_of = write_linked(temp.file("linked"));
   WordNetOptions o;
-  o.source_dir = fixture_dir();
+  o.source_dir = temp.file("linked");
   o.out_dir = temp.file("nouns");
   o.dev_fraction = o.test_fraction = 0.2;
   const auto summary = build_wordnet(o);
@@ -194,6 +226,7 @@ TEST_CASE("build-wordnet writes text and pair splits that leak nothing, the same
 
   std::map<std::string, int> split_of;  // synset id -> split
   std::map<std::string, int> gloss_split;
+  std::map<std::string, nlohmann::json> text_of;  // synset id -> its text row
   const WordNetSplit* splits[] = {&summary.train, &summary.dev, &summary.test};
   for (int s = 0; s < 3; ++s) {
     const auto texts = rows(splits[s]->text_file);
@@ -204,22 +237,38 @@ TEST_CASE("build-wordnet writes text and pair splits that leak nothing, the same
       CHECK(label < 26);
       CHECK(summary.classes[static_cast<size_t>(label)] == row.at("lexname"));
       split_of[row.at("synset")] = s;
+      text_of[row.at("synset")] = row;
       const auto [it, added] = gloss_split.emplace(row.at("text"), s);
       CHECK((added || it->second == s));
     }
   }
-  // Every pair's definitions come from its own split; each anchor gives all three labels.
+  std::set<std::string> categories;
+  for (const auto& [child, parent] : hypernym_of) categories.insert(parent);
+  auto definition = [&](const std::string& id) {
+    const std::string gloss = text_of.at(id).at("text");
+    return gloss.substr(0, gloss.find("; \""));
+  };
+  // A pair is a definition of its own split against a category: its hypernym (entailment),
+  // another category of its file (neutral), one of another file (contradiction).
   for (int s = 0; s < 3; ++s) {
     const auto pairs = rows(splits[s]->pair_file);
     CHECK(static_cast<int64_t>(pairs.size()) == splits[s]->pairs);
     CHECK(splits[s]->per_pair_label[0] == splits[s]->per_pair_label[1]);
     CHECK(splits[s]->per_pair_label[0] == splits[s]->per_pair_label[2]);
     for (const auto& row : pairs) {
-      CHECK(split_of.at(row.at("synset")) == s);
-      CHECK(split_of.at(row.at("definition_of")) == s);
-      const bool own = row.at("synset") == row.at("definition_of");
-      CHECK(own == (row.at("gold_label") == "entailment"));
-      CHECK(row.at("sentence2").get<std::string>().find("; \"") == std::string::npos);
+      const std::string synset = row.at("synset"), category = row.at("category");
+      INFO(synset << " vs " << category << ": " << row.at("gold_label"));
+      CHECK(split_of.at(synset) == s);
+      CHECK(row.at("sentence1") == definition(synset));
+      std::string lemmas;
+      for (const auto& l : text_of.at(category).at("lemmas")) lemmas += (lemmas.empty() ? "" : ", ") + l.get<std::string>();
+      CHECK(row.at("sentence2") == lemmas + ": " + definition(category));
+      CHECK(categories.count(category) == 1);
+      const bool same_file = text_of.at(category).at("lexname") == text_of.at(synset).at("lexname");
+      const std::string label = row.at("gold_label");
+      if (label == "entailment") CHECK(category == hypernym_of.at(synset));
+      if (label == "neutral") CHECK((same_file && category != hypernym_of.at(synset) && category != synset));
+      if (label == "contradiction") CHECK(!same_file);
     }
   }
   CHECK(summary.train.pairs > 0);

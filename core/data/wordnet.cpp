@@ -21,8 +21,8 @@ namespace {
 constexpr const char* kSplitNames[] = {"train", "dev", "test"};
 constexpr const char kLabelLetters[] = {'e', 'n', 'c'};
 constexpr int kFirstNounFile = 3, kNounFiles = 26;  // noun.Tops .. noun.time
-// Random draws of a pair's other definition before the anchor is dropped: a miss is only
-// likely where the split's lexicographer file has no other definition at all.
+// Random draws of a pair's other category before the anchor is dropped: a miss is only likely
+// where the lexicographer file has no other category at all.
 constexpr int kDrawTries = 50;
 
 // Thrown by the line parser; read_wordnet_data adds the file and the line.
@@ -135,10 +135,11 @@ Synset parse_synset(const std::string& line, int64_t byte_offset, const std::str
     const std::string which = "pointer " + std::to_string(p + 1) + " of " + std::to_string(pointers);
     const std::string symbol = f.next(which);
     if (symbol == "|") throw Malformed{"the gloss starts at " + which + " (p_cnt too large?)"};
-    number(f.next("the offset of " + which), 8, 10, "offset of " + which);
+    const int64_t target = number(f.next("the offset of " + which), 8, 10, "offset of " + which);
     const std::string pos = f.next("the part of speech of " + which);
     if (pos.size() != 1 || !pos_prefix(pos[0]))
       throw Malformed{"part of speech '" + pos + "' of " + which + " is not n, v, a, s or r"};
+    if ((symbol == "@" || symbol == "@i") && pos[0] == s.type) s.hypernyms.push_back(target);
     number(f.next("the source/target of " + which), 4, 16, "source/target of " + which);
   }
   if (s.type == 'v') {
@@ -344,6 +345,21 @@ WordNetSummary build_wordnet(const WordNetOptions& options) {
   summary.groups = static_cast<int64_t>(groups.size());
   for (const auto& g : groups) summary.largest_group = std::max<int64_t>(summary.largest_group, g.size());
 
+  // Categories: synsets that are another synset's hypernym, by class, in file order.
+  std::map<std::pair<char, int64_t>, size_t> by_offset;
+  for (size_t i = 0; i < synsets.size(); ++i) by_offset.emplace(std::make_pair(synsets[i].type, synsets[i].offset), i);
+  auto hypernym = [&](const Synset& s, int64_t offset) -> const size_t* {
+    const auto it = by_offset.find({s.type, offset});
+    return it == by_offset.end() ? nullptr : &it->second;
+  };
+  std::vector<bool> is_category(synsets.size(), false);
+  for (const auto& s : synsets)
+    for (int64_t h : s.hypernyms)
+      if (const size_t* k = hypernym(s, h)) is_category[*k] = true;
+  std::vector<std::vector<size_t>> categories_of(static_cast<size_t>(classes));
+  for (size_t i = 0; i < synsets.size(); ++i)
+    if (is_category[i]) categories_of[static_cast<size_t>(label(synsets[i]))].push_back(i);
+
   WordNetSplit* results[] = {&summary.train, &summary.dev, &summary.test};
   for (const auto& g : groups) ++results[split[g.front()]]->groups;
   for (int s = 0; s < 3; ++s) {
@@ -351,12 +367,8 @@ WordNetSummary build_wordnet(const WordNetOptions& options) {
     // A stream per split: dev and test do not depend on how many draws train makes.
     Rng split_rng(rng.below(std::numeric_limits<uint64_t>::max()));
     std::vector<size_t> members;
-    std::vector<std::vector<size_t>> by_class(static_cast<size_t>(classes));
-    for (size_t i = 0; i < synsets.size(); ++i) {
-      if (split[i] != s) continue;
-      members.push_back(i);
-      by_class[static_cast<size_t>(label(synsets[i]))].push_back(i);
-    }
+    for (size_t i = 0; i < synsets.size(); ++i)
+      if (split[i] == s) members.push_back(i);
     result.synsets = static_cast<int64_t>(members.size());
     result.per_class.assign(static_cast<size_t>(classes), 0);
 
@@ -371,22 +383,30 @@ WordNetSummary build_wordnet(const WordNetOptions& options) {
                        {"synset", synset_id(syn)},
                        {"lemmas", syn.lemmas}});
 
-      const std::string definition = syn.definition();
+      const size_t* own = syn.hypernyms.empty() ? nullptr : hypernym(syn, syn.hypernyms.front());
       auto draw = [&](const std::vector<size_t>& pool, bool same_class) -> const Synset* {
-        for (int tries = 0; tries < kDrawTries; ++tries) {
-          const Synset& other = synsets[pool[split_rng.below(pool.size())]];
-          if ((label(other) == y) == same_class && other.definition() != definition) return &other;
+        for (int tries = 0; tries < kDrawTries && !pool.empty(); ++tries) {
+          const size_t k = pool[split_rng.below(pool.size())];
+          const Synset& other = synsets[k];
+          const bool related = k == i || std::find(syn.hypernyms.begin(), syn.hypernyms.end(),
+                                                   other.offset) != syn.hypernyms.end();
+          if ((label(other) == y) == same_class && !related) return &other;
         }
         return nullptr;
       };
-      const Synset* neutral = draw(by_class[static_cast<size_t>(y)], true);
-      const Synset* contradiction = neutral ? draw(members, false) : nullptr;
+      const Synset* neutral = own ? draw(categories_of[static_cast<size_t>(y)], true) : nullptr;
+      // Another file drawn uniformly, not by its size, so small files' categories come up too.
+      const Synset* contradiction = nullptr;
+      for (int tries = 0; neutral && !contradiction && tries < kDrawTries; ++tries) {
+        const auto other_file = static_cast<size_t>(split_rng.below(static_cast<uint64_t>(classes)));
+        if (static_cast<int64_t>(other_file) != y) contradiction = draw(categories_of[other_file], false);
+      }
       if (!contradiction) {
         ++result.anchors_dropped;
         continue;
       }
       const std::string prompt = std::to_string(i);
-      const Synset* sources[] = {&syn, neutral, contradiction};
+      const Synset* sources[] = {&synsets[*own], neutral, contradiction};
       for (size_t k = 0; k < 3; ++k) {
         const char* name = nli_label_name(static_cast<NliLabel>(k));
         pairs.push_back({{"annotator_labels", {name}},
@@ -394,10 +414,10 @@ WordNetSummary build_wordnet(const WordNetOptions& options) {
                          {"gold_label", name},
                          {"pairID", prompt + kLabelLetters[k]},
                          {"promptID", prompt},
-                         {"sentence1", lemma_list(syn)},
-                         {"sentence2", sources[k]->definition()},
+                         {"sentence1", syn.definition()},
+                         {"sentence2", lemma_list(*sources[k]) + ": " + sources[k]->definition()},
                          {"synset", synset_id(syn)},
-                         {"definition_of", synset_id(*sources[k])}});
+                         {"category", synset_id(*sources[k])}});
         ++result.per_pair_label[k];
       }
     }

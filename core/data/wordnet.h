@@ -4,13 +4,15 @@
 // (wndb(5)), and two tasks are written:
 //  - single text (text_dataset.h's JSONL): a synset's gloss (optionally after its lemmas) ->
 //    its lexicographer file (lexnames(5)): 26 noun classes, or all 45 over every part of speech;
-//  - sentence pairs in MNLI's JSONL form: (lemmas, own definition) = entailment, (lemmas, the
-//    definition of another synset of the same lexicographer file) = neutral, (lemmas, one of
-//    another file) = contradiction. Definitions without the gloss's quoted examples, which
-//    mostly repeat the lemma itself.
+//  - sentence pairs in MNLI's JSONL form, a synset's definition against a category ("lemma,
+//    lemma: definition" of a synset that is some synset's hypernym): its own hypernym =
+//    entailment ("a poodle is a kind of dog"), another category of its lexicographer file =
+//    neutral, a category of another file (the file drawn uniformly) = contradiction.
+//    Definitions are without the gloss's quoted examples, which mostly repeat the lemma itself.
 // Splits leak nothing: synsets that share a lemma (case-insensitive) or a gloss are joined into
 // one group, and each group goes to train, dev or test whole, so no lemma and no gloss is in
-// two splits; pairs draw their other definitions from their own split only.
+// two splits. A pair's first sentence is always a definition of its own split; the categories
+// are shared by all splits, as class names are (a dev pair's exact pair is never in train).
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -34,6 +36,8 @@ struct Synset {
   char type = 'n';     // ss_type: n, v, a, s (adjective satellite) or r
   std::vector<std::string> lemmas;  // underscores as spaces, adjective markers ("(p)") removed
   std::string gloss;                // definition and quoted examples, as in the file
+  // Offsets of its hypernyms ('@' and '@i' pointers to its own part of speech), in file order.
+  std::vector<int64_t> hypernyms;
   // The gloss before its first quoted example ("; \"..."), or the whole gloss if it has none.
   std::string definition() const;
 };
@@ -67,7 +71,7 @@ struct WordNetSplit {
   std::vector<int64_t> per_class;    // synsets per class
   int64_t pairs = 0;
   std::array<int64_t, 3> per_pair_label{};
-  int64_t anchors_dropped = 0;  // no other definition of its lexicographer file in the split
+  int64_t anchors_dropped = 0;  // no hypernym, or no other category in its lexicographer file
 };
 
 struct WordNetSummary {

@@ -13,8 +13,9 @@ int run(int argc, char** argv) {
       "data build-wordnet",
       "Build the default task from WordNet 3.0 (Debian's wordnet-base): a synset's gloss ->\n"
       "its lexicographer file (26 noun classes, or 45 with --all-pos), as single-text JSONL,\n"
-      "and sentence pairs in MNLI's JSONL form (lemmas vs own / same-file / other-file\n"
-      "definition). Synsets sharing a lemma or gloss stay in one split, so nothing leaks.");
+      "and sentence pairs in MNLI's JSONL form (a definition vs its own hypernym / another\n"
+      "category of its file / a category of another file: entailment / neutral / contradiction).\n"
+      "Synsets sharing a lemma or gloss stay in one split, so nothing leaks.");
   options.add_options()("out", "Output folder ({train,dev,test}.jsonl, pairs/, summary.json)",
                         cxxopts::value<std::string>()->default_value(default_wordnet_dir()))(
       "source", "Folder with WordNet's data.noun, data.verb, data.adj, data.adv",
@@ -51,7 +52,7 @@ int run(int argc, char** argv) {
   for (const auto* s : {&summary.train, &summary.dev, &summary.test})
     std::cout << "split    " << s->synsets << " synsets in " << s->groups << " groups -> "
               << s->text_file << "; " << s->pairs << " pairs (" << s->anchors_dropped
-              << " synsets without a same-file definition) -> " << s->pair_file << "\n";
+              << " synsets left out: no hypernym, or no other category in their file) -> " << s->pair_file << "\n";
   return 0;
 }
 
