@@ -24,6 +24,7 @@ constexpr int kFirstNounFile = 3, kNounFiles = 26;  // noun.Tops .. noun.time
 // Random draws of a pair's other category before the anchor is dropped: a miss is only likely
 // where the lexicographer file has no other category at all.
 constexpr int kDrawTries = 50;
+constexpr uint64_t kTextStream = 0x9e3779b97f4a7c15;  // any constant: a second seed per split
 
 // Thrown by the line parser; read_wordnet_data adds the file and the line.
 struct Malformed {
@@ -364,8 +365,10 @@ WordNetSummary build_wordnet(const WordNetOptions& options) {
   for (const auto& g : groups) ++results[split[g.front()]]->groups;
   for (int s = 0; s < 3; ++s) {
     WordNetSplit& result = *results[s];
-    // A stream per split: dev and test do not depend on how many draws train makes.
-    Rng split_rng(rng.below(std::numeric_limits<uint64_t>::max()));
+    // A stream per split: dev and test do not depend on how many draws train makes. The texts'
+    // order has a stream of its own, so changing how pairs are drawn leaves the texts alone.
+    const uint64_t split_seed = rng.below(std::numeric_limits<uint64_t>::max());
+    Rng split_rng(split_seed), text_rng(split_seed ^ kTextStream);
     std::vector<size_t> members;
     for (size_t i = 0; i < synsets.size(); ++i)
       if (split[i] == s) members.push_back(i);
@@ -421,7 +424,7 @@ WordNetSummary build_wordnet(const WordNetOptions& options) {
         ++result.per_pair_label[k];
       }
     }
-    split_rng.shuffle(texts);
+    text_rng.shuffle(texts);
     split_rng.shuffle(pairs);
     const std::string file = std::string(kSplitNames[s]) + ".jsonl";
     result.text_file = (fs::path(options.out_dir) / file).string();
