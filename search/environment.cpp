@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 #include "core/util/process.h"
+#include "core/util/source_dir.h"
 
 #include <ATen/Parallel.h>
 #include <torch/version.h>
@@ -19,7 +20,7 @@ namespace {
 // A git query on the source tree, its output without the trailing newline; "" when git is
 // missing or fails (not a checkout).
 std::string git(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"git", "-C", COMERA_SOURCE_DIR};
+  std::vector<std::string> argv{"git", "-C", comera::source_dir()};
   argv.insert(argv.end(), args.begin(), args.end());
   try {
     auto r = run_process(argv, "git", ErrorOutput::Discard);

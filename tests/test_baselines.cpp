@@ -12,6 +12,7 @@
 #include "core/training/optimizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "search/bench/methods_plot.h"
 #include "search/reproduce/paper_spec.h"
 #include "search/sweep/published_figures.h"
@@ -372,7 +373,7 @@ TEST_CASE("model.low_rank and model.lte choose layer kinds per layer", "[baselin
 }
 
 TEST_CASE("the method key rewrites an experiment into explicit settings", "[baselines]") {
-  const auto base = read_json_file(std::string(COMERA_SOURCE_DIR) + "/experiments/small_two_encoder.json");
+  const auto base = read_json_file(comera::source_dir() + "/experiments/small_two_encoder.json");
   auto with = [&](const std::string& method) {
     auto j = base;
     j["method"] = method;
@@ -431,7 +432,7 @@ TEST_CASE("a sweep over methods trains each one and records it like any trial", 
        {{"epochs", 2}, {"batch_size", 4}, {"eval_batch_size", 8}, {"seed", 1},
         {"late_stage", {{"start_epoch", 1}, {"loss_target", 0.5}, {"size_ratio", 0.5}}}}},
       {"data",
-       {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"},
+       {{"dir", comera::source_dir() + "/tests/fixtures/mnli"},
         {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}},
       {"method_settings", {{"galore", {{"rank", 2}, {"update_proj_gap", 2}}},
                            {"lte", {{"rank", 2}, {"heads", 2}}},

@@ -6,6 +6,7 @@
 #include "core/data/code_extractors.h"
 #include "core/data/codesearchnet.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "core/util/zip_reader.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
@@ -22,7 +23,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kFixtures = std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/codesrc";
+const std::string kFixtures = comera::source_dir() + "/tests/fixtures/codesrc";
 
 std::string read_file(const std::string& path) {
   std::ifstream in(path, std::ios::binary);
@@ -44,7 +45,7 @@ std::vector<CodeSource> fixture_sources() {
           {"javascript", kFixtures + "/javascript", "fixture-js"},
           {"php", kFixtures + "/php", "fixture-php"},
           {"ruby", kFixtures + "/ruby", "fixture-ruby"},
-          {"python", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/pysrc", "fixture-py"}};
+          {"python", comera::source_dir() + "/tests/fixtures/pysrc", "fixture-py"}};
 }
 
 }  // namespace

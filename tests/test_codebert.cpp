@@ -4,6 +4,7 @@
 #include "core/layers/size.h"
 #include "core/models/model_config.h"
 #include "core/training/experiment.h"
+#include "core/util/source_dir.h"
 #include "search/plot/curve_plot.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/studies.h"
@@ -22,7 +23,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string preset(const std::string& name) { return std::string(COMERA_SOURCE_DIR) + "/experiments/" + name; }
+std::string preset(const std::string& name) { return comera::source_dir() + "/experiments/" + name; }
 
 }  // namespace
 

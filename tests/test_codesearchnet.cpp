@@ -6,6 +6,7 @@
 #include "core/data/task_data.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
@@ -21,8 +22,8 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kRoot = std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/codesearchnet";
-const std::string kCorrupt = std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/codesearchnet_corrupt";
+const std::string kRoot = comera::source_dir() + "/tests/fixtures/codesearchnet";
+const std::string kCorrupt = comera::source_dir() + "/tests/fixtures/codesearchnet_corrupt";
 
 std::vector<std::string> names(const std::vector<CodeFunction>& functions) {
   std::vector<std::string> out;

@@ -8,6 +8,7 @@
 #include "core/util/auc.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
@@ -27,7 +28,7 @@ using comera::testing::TempDir;
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/criteo/" + name;
+  return comera::source_dir() + "/tests/fixtures/criteo/" + name;
 }
 
 CriteoFormat format_of(int64_t rows, int64_t last_rows = 7) {

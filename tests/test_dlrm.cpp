@@ -8,6 +8,7 @@
 #include "core/models/model_kind.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
@@ -22,7 +23,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 std::string preset(const std::string& name) {
-  return std::string(COMERA_SOURCE_DIR) + "/experiments/" + name;
+  return comera::source_dir() + "/experiments/" + name;
 }
 
 nlohmann::json tiny_dlrm() {

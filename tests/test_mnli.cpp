@@ -2,6 +2,7 @@
 #include "core/data/mnli.h"
 #include "core/data/pair_dataset.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
@@ -18,7 +19,7 @@ using Ids = std::vector<int64_t>;
 namespace {
 
 std::string fixture(const std::string& name) {
-  return std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli/" + name;
+  return comera::source_dir() + "/tests/fixtures/mnli/" + name;
 }
 
 Ids to_ids(const at::Tensor& t) { return Ids(t.data_ptr<int64_t>(), t.data_ptr<int64_t>() + t.numel()); }

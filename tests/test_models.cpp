@@ -12,6 +12,7 @@
 #include "core/models/transformer.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
@@ -29,7 +30,7 @@ using Catch::Matchers::Contains;
 namespace {
 
 std::string preset(const std::string& name) {
-  return std::string(COMERA_SOURCE_DIR) + "/experiments/" + name;
+  return comera::source_dir() + "/experiments/" + name;
 }
 
 // Small config with every layer kind tensorized (d_model 8 = 2x2x2, ffn 16, vocab 50 in 64 rows).

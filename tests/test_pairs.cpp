@@ -3,6 +3,7 @@
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 
 #include <unistd.h>
@@ -19,7 +20,7 @@ namespace fs = std::filesystem;
 
 namespace {
 
-const std::string kSource = std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/pysrc";
+const std::string kSource = comera::source_dir() + "/tests/fixtures/pysrc";
 
 // Written by hand from the fixture files: function -> (module, cleaned docstring).
 const std::map<std::string, std::pair<std::string, std::string>> kDocs = {

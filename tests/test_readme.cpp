@@ -3,6 +3,7 @@
 // data takes minutes). Training commands get the fixture data appended; `reproduce NAME` (minutes
 // on the real data) is checked for its flags with --help.
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
@@ -16,7 +17,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string source(const std::string& path) { return std::string(COMERA_SOURCE_DIR) + "/" + path; }
+std::string source(const std::string& path) { return comera::source_dir() + "/" + path; }
 
 // The `build/comera ...` lines between the README's first-steps markers.
 std::vector<std::string> first_steps() {

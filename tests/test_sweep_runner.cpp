@@ -3,6 +3,7 @@
 // again, two concurrent processes on one database, and shards. Checks read the database through
 // plain SQL, not the store's readers.
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/trial_queue.h"
 #include "search/sweep/sweep_runner.h"
@@ -48,7 +49,7 @@ json tiny_sweep(int epochs, std::vector<double> ratios = {0.5}) {
        {{"epochs", epochs}, {"batch_size", 2}, {"eval_batch_size", 8}, {"seed", 1},
         {"late_stage", {{"start_epoch", epochs / 2}, {"loss_target", 0.5}, {"size_ratio", 0.5}}}}},
       {"data",
-       {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"},
+       {{"dir", comera::source_dir() + "/tests/fixtures/mnli"},
         {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}}};
   return {{"name", "tiny"},
           {"base", experiment},

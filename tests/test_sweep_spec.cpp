@@ -4,6 +4,7 @@
 #include "core/training/experiment.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "search/sweep/shape_choices.h"
 #include "search/sweep/shard.h"
 #include "search/sweep/sweep_spec.h"
@@ -312,7 +313,7 @@ TEST_CASE("every sweep spec in experiments/sweeps loads and expands to trials th
           "[sweep]") {
   int specs = 0;
   for (const auto& entry :
-       std::filesystem::directory_iterator(std::string(COMERA_SOURCE_DIR) + "/experiments/sweeps")) {
+       std::filesystem::directory_iterator(comera::source_dir() + "/experiments/sweeps")) {
     const auto json = read_json_file(entry.path().string());
     if (!json.contains("axes") && !json.contains("targets")) continue;  // a base experiment
     INFO(entry.path());

@@ -10,6 +10,7 @@
 #include "core/training/checkpoint.h"
 #include "core/training/trainer.h"
 #include "core/util/process.h"
+#include "core/util/source_dir.h"
 #include "search/runs/recorded_run.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
@@ -219,7 +220,7 @@ TEST_CASE("command-line overrides go through the file's checks, and each config 
          return m;
        }()},
       {"training", {{"epochs", 1}, {"batch_size", 2}}},
-      {"data", {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
+      {"data", {{"dir", comera::source_dir() + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
                 {"eval", "dev_matched.tsv"}, {"max_length", 16}}}}
       .dump();
   for (const auto& [flag, key] : {std::pair<std::string, std::string>{"--epochs 0", "training.epochs"},
@@ -264,7 +265,7 @@ TEST_CASE("the dense baseline of an experiment with a late stage trains on its t
       {"name", "late"},
       {"model", model},
       {"training", {{"epochs", 2}, {"batch_size", 2}, {"late_stage", {{"start_epoch", 1}, {"loss_target", 50}}}}},
-      {"data", {{"dir", std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
+      {"data", {{"dir", comera::source_dir() + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
                 {"eval", "dev_matched.tsv"}, {"max_length", 16}}}}
       .dump();
   auto stages = [&](const std::string& flags) {

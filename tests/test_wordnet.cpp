@@ -3,6 +3,7 @@
 // split, the task files built from them, and their errors.
 #include "core/data/wordnet.h"
 #include "core/util/error.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
@@ -21,7 +22,7 @@ using Catch::Matchers::Contains;
 
 namespace {
 
-std::string fixture_dir() { return std::string(COMERA_SOURCE_DIR) + "/tests/fixtures/wordnet"; }
+std::string fixture_dir() { return comera::source_dir() + "/tests/fixtures/wordnet"; }
 std::string fixture(const std::string& name) { return fixture_dir() + "/" + name; }
 
 std::vector<std::string> file_lines(const std::string& path) {

@@ -5,6 +5,7 @@
 #include "core/util/error.h"
 #include "core/util/gzip_lines.h"
 #include "core/util/output_file.h"
+#include "core/util/source_dir.h"
 #include "core/util/zip_reader.h"
 
 #include <algorithm>
@@ -155,7 +156,7 @@ void write_shards(const std::string& out_dir, const std::string& language, const
 
 }  // namespace
 
-std::string default_code_corpus_dir() { return std::string(COMERA_SOURCE_DIR) + "/data/code-corpus"; }
+std::string default_code_corpus_dir() { return comera::source_dir() + "/data/code-corpus"; }
 
 std::vector<CodeSource> default_code_sources() {
   return {{"python", "", "libpython3.11-stdlib"},

@@ -5,6 +5,7 @@
 #include "core/util/output_file.h"
 #include "core/util/process.h"
 #include "core/util/random.h"
+#include "core/util/source_dir.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -175,7 +176,7 @@ std::string default_python() {
   return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
 
-std::string default_pairs_dir() { return std::string(COMERA_SOURCE_DIR) + "/data/pairs/pystdlib"; }
+std::string default_pairs_dir() { return comera::source_dir() + "/data/pairs/pystdlib"; }
 
 PyExtraction extract_py_functions(const std::string& source_dir, const std::string& python,
                                   const std::function<void(int64_t, int64_t)>& progress) {

@@ -3,6 +3,7 @@
 #include "core/data/mnli.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
+#include "core/util/source_dir.h"
 
 #include <algorithm>
 #include <cctype>
@@ -239,7 +240,7 @@ const std::vector<std::string>& lexicographer_files() {
 
 std::string default_wordnet_source() { return "/usr/share/wordnet"; }
 
-std::string default_wordnet_dir() { return std::string(COMERA_SOURCE_DIR) + "/data/wordnet"; }
+std::string default_wordnet_dir() { return comera::source_dir() + "/data/wordnet"; }
 
 std::string Synset::definition() const {
   const size_t example = gloss.find("; \"");
