@@ -4,10 +4,12 @@
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
 #include "core/util/error.h"
+#include "core/util/step_parts.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <torch/autograd.h>
 
 #include <algorithm>
@@ -27,6 +29,10 @@ at::Tensor heads_view(const at::Tensor& t, int64_t heads) {
 
 // out[b] = a[b] @ b[b] for each batch entry, written in place (out may be a strided view).
 void batched_products(at::Tensor out, const at::Tensor& a, const at::Tensor& b) {
+  RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttentionProducts));
+  if (step_parts::counting())
+    step_parts::add_flops(step_parts::kAttentionProducts,
+                          2.0 * static_cast<double>(out.numel() * a.size(-1)));
   for (int64_t i = 0; i < out.size(0); ++i) {
     auto o = out.select(0, i);
     at::bmm_out(o, a.select(0, i), b.select(0, i));
@@ -115,6 +121,7 @@ at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Te
   if (!(p >= 0 && p < 1))
     throw Error("attention: dropout probability must be in [0, 1), got p = " + std::to_string(p));
   const double rate = train ? p : 0.0;
+  RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
   if (fast_kernels_enabled() && cpu::maskable(q))
     return AttentionCore::apply(q, k, v, bias, heads, rate);
   return composite_attention(q, k, v, bias, heads, rate);
