@@ -45,6 +45,7 @@ LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double
     forward_ = in_scope(
         kLinear, [m = tt.get()](const at::Tensor& x) { return m->forward(x); },
         [m = tt.get()](const at::Tensor& x) {
+          if (m->plan()) return 0.0;  // a tuner's plan: not counted (its cost is the plan's own)
           return 2.0 * static_cast<double>(merged_path_macs(m->chain().core_sizes(), m->shape().ranks(),
                                                              static_cast<int64_t>(rows(x)), thin::enabled()));
         });
