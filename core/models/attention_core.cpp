@@ -73,7 +73,9 @@ bool blas_products(at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
   T* const o = out.data_ptr<T>();
   const T* const pa = a.data_ptr<T>();
   const T* const pb = b.data_ptr<T>();
-  at::parallel_for(0, out.size(0) * heads, 1, [&](int64_t first, int64_t last) {
+  // Small products stay on one thread: a parallel region costs more than they do.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(1, int64_t{m} * n * k));
+  at::parallel_for(0, out.size(0) * heads, grain, [&](int64_t first, int64_t last) {
     const T one = 1, zero = 0;
     for (int64_t i = first; i < last; ++i) {
       const int64_t bi = i / heads, hi = i % heads;
