@@ -33,7 +33,7 @@ void print_profile(const std::string& title, const nlohmann::json& profile) {
   for (const auto& row : profile["parts"])
     std::printf("| %s | %s | %s | %.1f | %.1f%% | %s | %s | %s |\n", row["part"].get<std::string>().c_str(),
                 cell(row, "forward_ms", "%.1f", 1).c_str(), cell(row, "backward_ms", "%.1f", 1).c_str(),
-                row["ms"].get<double>(), 100 * row["share"].get<double>(), cell(row, "gflop", "%.3g", 1).c_str(),
+                row["ms"].get<double>(), 100 * row["share"].get<double>(), cell(row, "gflop", row.value("gflop", 0.0) >= 100 ? "%.0f" : "%.3g", 1).c_str(),
                 cell(row, "gflops", "%.0f", 1).c_str(), cell(row, "of_gemm_rate", "%.0f%%", 100).c_str());
 }
 
