@@ -1,5 +1,6 @@
 #include "search/environment.h"
 
+#include "core/util/blas_kernels.h"
 #include "core/util/error.h"
 #include "core/util/process.h"
 #include "core/util/source_dir.h"
@@ -43,6 +44,11 @@ std::string cpu_model() {
   return "unknown cpu";
 }
 
+std::string blas_suffix() {
+  const auto blas = blas_kernels();
+  return blas.core.empty() ? "" : ", OpenBLAS " + blas.core;
+}
+
 }  // namespace
 
 std::string Environment::fingerprint() const {
@@ -60,7 +66,8 @@ Environment current_environment(const std::string& device) {
   if (env.git_commit.empty()) env.git_commit = "unknown";
   env.git_dirty = !git({"status", "--porcelain", "--untracked-files=no"}).empty();
   env.torch_version = TORCH_VERSION;
-  env.device = device == "cpu" ? cpu_model() : device;
+  // The BLAS kernels are part of the CPU's identity here: they change every dense GEMM's speed.
+  env.device = device == "cpu" ? cpu_model() + blas_suffix() : device;
   env.threads = at::get_num_threads();
   std::array<char, 256> host{};
   gethostname(host.data(), host.size() - 1);

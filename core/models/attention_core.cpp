@@ -4,14 +4,19 @@
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
 #include "core/util/error.h"
+#include "core/util/step_parts.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
 #include <ATen/Parallel.h>
+#include <ATen/record_function.h>
 #include <torch/autograd.h>
+
+#include <dlfcn.h>
 
 #include <algorithm>
 #include <string>
+#include <type_traits>
 
 namespace comera {
 
@@ -25,8 +30,74 @@ at::Tensor heads_view(const at::Tensor& t, int64_t heads) {
   return t.view({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
 }
 
+// Fortran BLAS gemm of the BLAS LibTorch was linked with, looked up at run time (comera does not
+// link BLAS itself); null where the symbol is not there.
+template <typename T>
+using Gemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*,
+                      const T*, const int*, const T*, const int*, const T*, T*, const int*);
+
+template <typename T>
+Gemm<T> blas_gemm() {
+  static const auto gemm =
+      reinterpret_cast<Gemm<T>>(dlsym(RTLD_DEFAULT, std::is_same_v<T, float> ? "sgemm_" : "dgemm_"));
+  return gemm;
+}
+
+// How BLAS (column-major) sees a row-major matrix view with sizes (rows, cols): its transpose,
+// "N", when rows are contiguous, or itself, "T", when columns are; ld its leading dimension.
+struct BlasOperand {
+  char trans = 0;  // 0: neither layout
+  int ld = 0;
+};
+
+BlasOperand blas_operand(const at::Tensor& m) {
+  const int64_t rows = m.size(-2), cols = m.size(-1);
+  if (m.stride(-1) == 1 && m.stride(-2) >= std::max<int64_t>(1, cols)) return {'N', static_cast<int>(m.stride(-2))};
+  if (m.stride(-2) == 1 && m.stride(-1) >= std::max<int64_t>(1, rows)) return {'T', static_cast<int>(m.stride(-1))};
+  return {};
+}
+
+// out[b, h] = a[b, h] @ b[b, h] for (B, h, ., .) views with a unit stride in one of their last two
+// dimensions: one BLAS call per (batch entry, head), the pairs split across threads (BLAS runs
+// single-threaded inside the parallel region), so no call pays for a thread team of its own.
+// False when BLAS or the layout is not there.
+template <typename T>
+bool blas_products(at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
+  const auto gemm = blas_gemm<T>();
+  if (!gemm || out.dim() != 4 || out.stride(-1) != 1 || out.stride(-2) < out.size(-1)) return false;
+  const auto A = blas_operand(a), Bop = blas_operand(b);
+  if (!A.trans || !Bop.trans) return false;
+  const int m = static_cast<int>(out.size(-2)), n = static_cast<int>(out.size(-1)),
+            k = static_cast<int>(a.size(-1)), ldc = static_cast<int>(out.stride(-2));
+  const int64_t heads = out.size(1);
+  T* const o = out.data_ptr<T>();
+  const T* const pa = a.data_ptr<T>();
+  const T* const pb = b.data_ptr<T>();
+  // Small products stay on one thread: a parallel region costs more than they do.
+  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(1, int64_t{m} * n * k));
+  at::parallel_for(0, out.size(0) * heads, grain, [&](int64_t first, int64_t last) {
+    const T one = 1, zero = 0;
+    for (int64_t i = first; i < last; ++i) {
+      const int64_t bi = i / heads, hi = i % heads;
+      // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
+      gemm(&Bop.trans, &A.trans, &n, &m, &k, &one, pb + bi * b.stride(0) + hi * b.stride(1), &Bop.ld,
+           pa + bi * a.stride(0) + hi * a.stride(1), &A.ld, &zero,
+           o + bi * out.stride(0) + hi * out.stride(1), &ldc);
+    }
+  });
+  return true;
+}
+
 // out[b] = a[b] @ b[b] for each batch entry, written in place (out may be a strided view).
 void batched_products(at::Tensor out, const at::Tensor& a, const at::Tensor& b) {
+  RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttentionProducts));
+  if (step_parts::counting())
+    step_parts::add_flops(step_parts::kAttentionProducts,
+                          2.0 * static_cast<double>(out.numel() * a.size(-1)));
+  bool done = false;
+  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "comera_attention_products",
+                             [&] { done = blas_products<scalar_t>(out, a, b); });
+  if (done) return;
   for (int64_t i = 0; i < out.size(0); ++i) {
     auto o = out.select(0, i);
     at::bmm_out(o, a.select(0, i), b.select(0, i));
@@ -115,6 +186,7 @@ at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Te
   if (!(p >= 0 && p < 1))
     throw Error("attention: dropout probability must be in [0, 1), got p = " + std::to_string(p));
   const double rate = train ? p : 0.0;
+  RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
   if (fast_kernels_enabled() && cpu::maskable(q))
     return AttentionCore::apply(q, k, v, bias, heads, rate);
   return composite_attention(q, k, v, bias, heads, rate);

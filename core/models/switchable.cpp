@@ -4,6 +4,11 @@
 #include "core/layers/lte_linear.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
+#include "core/contract/merged_path.h"
+#include "core/kernels/cpu/thin_gemm.h"
+#include "core/util/step_parts.h"
+
+#include <ATen/record_function.h>
 
 #include <torch/nn/init.h>
 #include <torch/nn/modules/embedding.h>
@@ -13,11 +18,37 @@
 
 namespace comera {
 
+namespace {
+
+using step_parts::kLinear;
+
+// Opens the part's profiling scope around forward; `flops` (forward and backward of the call)
+// is evaluated only while a profile counts.
+template <typename Forward, typename Flops>
+std::function<at::Tensor(const at::Tensor&)> in_scope(step_parts::Part part, Forward forward, Flops flops) {
+  return [part, forward, flops](const at::Tensor& x) {
+    RECORD_USER_SCOPE(step_parts::scope_name(part));
+    if (step_parts::counting()) step_parts::add_flops(part, flops(x));
+    return forward(x);
+  };
+}
+
+// Rows a linear layer sees: every position of x but the last dimension.
+double rows(const at::Tensor& x) { return static_cast<double>(x.numel() / std::max<int64_t>(1, x.size(-1))); }
+
+}  // namespace
+
 LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double threshold) {
   if (spec.tensorized) {
     TTLinear tt(TTLinearOptions(spec.in_modes, spec.out_modes, spec.ranks).threshold(threshold));
     module_ = tt.ptr();
-    forward_ = [m = tt.get()](const at::Tensor& x) { return m->forward(x); };
+    forward_ = in_scope(
+        kLinear, [m = tt.get()](const at::Tensor& x) { return m->forward(x); },
+        [m = tt.get()](const at::Tensor& x) {
+          if (m->plan()) return 0.0;  // a tuner's plan: not counted (its cost is the plan's own)
+          return 2.0 * static_cast<double>(merged_path_macs(m->chain().core_sizes(), m->shape().ranks(),
+                                                             static_cast<int64_t>(rows(x)), thin::enabled()));
+        });
     return;
   }
   if (spec.low_rank > 0) {
@@ -41,7 +72,9 @@ LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double
     dense->bias.uniform_(-bound, bound);
   }
   module_ = dense.ptr();
-  forward_ = [m = dense.get()](const at::Tensor& x) { return m->forward(x); };
+  forward_ = in_scope(
+      kLinear, [m = dense.get()](const at::Tensor& x) { return m->forward(x); },
+      [in, out](const at::Tensor& x) { return 6.0 * rows(x) * static_cast<double>(in * out); });
 }
 
 EmbeddingLayer::EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& spec,
@@ -50,13 +83,17 @@ EmbeddingLayer::EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& 
     TTMEmbedding ttm(
         TTMEmbeddingOptions(vocab, spec.vocab_modes, spec.emb_modes, spec.ranks).threshold(threshold));
     module_ = ttm.ptr();
-    forward_ = [m = ttm.get()](const at::Tensor& ids) { return m->forward(ids); };
+    forward_ = in_scope(
+        step_parts::kEmbedding, [m = ttm.get()](const at::Tensor& ids) { return m->forward(ids); },
+        [](const at::Tensor&) { return 0.0; });
     table_ = [m = ttm.get()]() { return m->table(); };
     return;
   }
   torch::nn::Embedding dense(torch::nn::EmbeddingOptions(vocab, dim));
   module_ = dense.ptr();
-  forward_ = [m = dense.get()](const at::Tensor& ids) { return m->forward(ids); };
+  forward_ = in_scope(
+      step_parts::kEmbedding, [m = dense.get()](const at::Tensor& ids) { return m->forward(ids); },
+      [](const at::Tensor&) { return 0.0; });
   table_ = [m = dense.get()]() { return m->weight; };
 }
 

@@ -2,9 +2,11 @@
 
 #include "core/layers/lte_linear.h"
 #include "core/util/auc.h"
+#include "core/util/step_parts.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
+#include <ATen/record_function.h>
 #include <torch/autograd.h>
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
@@ -35,7 +37,10 @@ StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const O
   // Gradients set to none (not zeroed): backward then stores the first gradient without a fill.
   for (auto& p : model.parameters()) p.mutable_grad().reset();
   const auto out = task.forward(batch);
-  const auto value = objective(out.loss, model);
+  const auto value = [&] {
+    RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kSizeTerms));
+    return objective(out.loss, model);
+  }();
   const auto host = at::stack({value.total.detach().to(at::kDouble), out.loss.detach().to(at::kDouble),
                                value.size.detach().to(at::kDouble), out.correct.to(at::kDouble),
                                out.tokens.to(at::kDouble)})
@@ -54,7 +59,10 @@ StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const O
   }
   value.total.backward();
   if (clip_grad_norm > 0) clip_gradients(model.parameters(), clip_grad_norm);
-  optimizer.step();
+  {
+    RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kOptimizer));
+    optimizer.step();
+  }
   lte_after_step(model);
   return r;
 }

@@ -21,10 +21,12 @@ double StepBenchmarkResult::tokens_per_s() const {
 }
 
 nlohmann::json StepBenchmarkResult::to_json() const {
-  return {{"median_ms", timing.median_ms}, {"min_ms", timing.min_ms}, {"max_ms", timing.max_ms},
+  nlohmann::json j{{"median_ms", timing.median_ms}, {"min_ms", timing.min_ms}, {"max_ms", timing.max_ms},
           {"cpu_median_ms", timing.cpu_median_ms}, {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb},
           {"peak_tensor_mb", peak_tensor_mb}, {"params", params},
           {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()}};
+  if (profile) j["profile"] = profile->to_json();
+  return j;
 }
 
 StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& training,
@@ -51,15 +53,18 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
     const Objective objective(training.size_surrogate, training.early, training.late, scale, initial);
     const auto generator = at::detail::getDefaultCPUGenerator();
     const auto batch = task->synthetic_batch(o.batch, o.length, generator).to(device);
-    result.timing = time_median(
-        [&](int) { training_step(*task, *optimizer, objective, training.clip_grad_norm, batch); },
-        o.warmup, o.repeats);
+    const auto step = [&] { training_step(*task, *optimizer, objective, training.clip_grad_norm, batch); };
+    result.timing = time_median([&](int) { step(); }, o.warmup, o.repeats);
     const auto size = model_size(model);
     result.params = size.total_params;
     result.dense_params = size.dense_model_params;
     result.tokens = o.batch * o.length;
     result.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - baseline)) / 1e6;
     result.peak_tensor_mb = static_cast<double>(tensors.peak_extra_bytes()) / 1e6;
+    if (o.profile) {  // after the peaks: the GEMM's matrices are no part of the step
+      result.profile = profile_steps(step, o.repeats);
+      result.profile->gemm_gflops = measure_gemm_gflops();
+    }
   }
   return result;
 }

@@ -6,10 +6,12 @@
 #include "core/models/model_kind.h"
 #include "core/training/train_config.h"
 #include "core/util/timing.h"
+#include "search/bench/step_profile.h"
 
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
+#include <optional>
 
 namespace comera {
 
@@ -18,6 +20,7 @@ struct StepBenchmarkOptions {
   int64_t length = 128;
   int warmup = 2, repeats = 5;
   uint64_t seed = 0;
+  bool profile = false;  // then also `repeats` profiled steps and the GEMM rate
 };
 
 struct StepBenchmarkResult {
@@ -26,6 +29,7 @@ struct StepBenchmarkResult {
   double peak_tensor_mb = 0;  // peak bytes of live LibTorch CPU tensors above the same point
   int64_t params = 0, dense_params = 0;
   int64_t tokens = 0;      // per step
+  std::optional<StepProfile> profile;
   double tokens_per_s() const;
   nlohmann::json to_json() const;
 };

@@ -3,6 +3,7 @@
 #include "search/bench/layer_benchmark.h"
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/kernels/fast_kernels.h"
+#include "core/util/blas_kernels.h"
 #include "search/cli/command.h"
 
 #include <ATen/Parallel.h>
@@ -37,11 +38,13 @@ int run(int argc, char** argv) {
   std::ostream& log = json ? std::cerr : std::cout;
   log << "bench layer: " << o.tokens << " tokens, " << at::get_num_threads() << " threads, median of "
       << o.repeats << " (after " << o.warmup << " warm-up), TT batch GEMMs: "
-      << (thin::enabled() ? "AVX-512 kernels" : "composite ATen path") << "\n";
+      << (thin::enabled() ? "AVX-512 kernels" : "composite ATen path") << ", dense GEMMs: "
+      << blas_kernels().describe() << "\n";
 
   nlohmann::json rows = nlohmann::json::array();
   benchmark_layers(o, [&](const LayerBenchmarkRow& row) {
     rows.push_back(row.to_json());
+    rows.back()["blas"] = blas_kernels().describe();
     char line[320];
     std::snprintf(line, sizeof line,
                   "%-18s %-36s dense %7.2f ms (min %7.2f)  tt %6.2f ms (min %6.2f)  speedup "

@@ -2,6 +2,7 @@
 // or under a baseline method (--method), or both builds side by side at several batch sizes
 // (--compare).
 #include "core/training/experiment.h"
+#include "core/util/blas_kernels.h"
 #include "core/util/config_reader.h"
 #include "search/bench/step_benchmark.h"
 #include "core/util/device.h"
@@ -17,11 +18,31 @@
 namespace comera::cli {
 namespace {
 
+// The --profile table of one build, from its JSON.
+void print_profile(const std::string& title, const nlohmann::json& profile) {
+  const double gemm = profile["gemm_gflops"].get<double>();
+  std::printf("\n%s: %.1f ms/step (mean of %d profiled steps); large float32 GEMM here: %.0f GFLOP/s\n\n"
+              "| part | forward ms | backward ms | ms/step | share | GFLOP | GFLOP/s | of GEMM rate |\n"
+              "|---|---:|---:|---:|---:|---:|---:|---:|\n",
+              title.c_str(), profile["step_ms"].get<double>(), profile["steps"].get<int>(), gemm);
+  const auto cell = [](const nlohmann::json& row, const char* key, const char* format, double scale) {
+    char text[32] = "-";
+    if (row.contains(key)) std::snprintf(text, sizeof text, format, scale * row[key].get<double>());
+    return std::string(text);
+  };
+  for (const auto& row : profile["parts"])
+    std::printf("| %s | %s | %s | %.1f | %.1f%% | %s | %s | %s |\n", row["part"].get<std::string>().c_str(),
+                cell(row, "forward_ms", "%.1f", 1).c_str(), cell(row, "backward_ms", "%.1f", 1).c_str(),
+                row["ms"].get<double>(), 100 * row["share"].get<double>(), cell(row, "gflop", row.value("gflop", 0.0) >= 100 ? "%.0f" : "%.3g", 1).c_str(),
+                cell(row, "gflops", "%.0f", 1).c_str(), cell(row, "of_gemm_rate", "%.0f%%", 100).c_str());
+}
+
 int compare(const cxxopts::ParseResult& r) {
-  const std::vector<std::string> common{
+  std::vector<std::string> common{
       "--config", r["config"].as<std::string>(), "--seq", std::to_string(r["seq"].as<int64_t>()),
       "--warmup", std::to_string(r["warmup"].as<int>()), "--repeats", std::to_string(r["repeats"].as<int>()),
       "--threads", std::to_string(r["threads"].as<int>()), "--device", r["device"].as<std::string>()};
+  if (r.count("profile")) common.push_back("--profile");
   nlohmann::json rows = nlohmann::json::array();
   for (const auto batch : int_list_flag(r, "batches", 1)) {
     auto args = common;
@@ -52,6 +73,12 @@ int compare(const cxxopts::ParseResult& r) {
                 row["dense"]["cpu_median_ms"].get<double>(), row["cpu_speedup"].get<double>(),
                 row["tensorized"]["peak_mem_mb"].get<double>(),
                 row["dense"]["peak_mem_mb"].get<double>(), row["memory_ratio"].get<double>());
+  if (!rows.empty()) std::printf("\nDense GEMMs: %s\n", rows[0]["tensorized"]["blas"].get<std::string>().c_str());
+  for (const auto& row : rows)
+    for (const char* build : {"tensorized", "dense"})
+      if (row[build].contains("profile"))
+        print_profile(std::string(build) + ", batch " + std::to_string(row["batch"].get<int64_t>()),
+                      row[build]["profile"]);
   return 0;
 }
 
@@ -79,6 +106,9 @@ int run(int argc, char** argv) {
       "batches", "Batch sizes for --compare", cxxopts::value<std::string>()->default_value("1,8,32"))(
       "warmup", "Unmeasured steps first", cxxopts::value<int>()->default_value("2"))(
       "repeats", "Measured steps", cxxopts::value<int>()->default_value("5"))(
+      "profile", "Then as many steps again, timed per part (linear layers, attention products, "
+      "softmax, embedding, size terms, optimiser, the rest) with FLOPs and GFLOP/s beside this "
+      "machine's GEMM rate")(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -105,6 +135,7 @@ int run(int argc, char** argv) {
   o.length = r["seq"].as<int64_t>();
   o.warmup = r["warmup"].as<int>();
   o.repeats = r["repeats"].as<int>();
+  o.profile = r.count("profile") > 0;
   if (o.batch < 1 || o.length < 1 || o.repeats < 1)
     throw Error("--batch, --seq and --repeats must be at least 1");
   const std::string build = dense ? "dense" : !e.method.empty() ? e.method : "tensorized";
@@ -118,16 +149,18 @@ int run(int argc, char** argv) {
   j["device"] = e.training.device;
   j["batch"] = o.batch;
   j["seq"] = o.length;
+  j["blas"] = blas_kernels().describe();
   if (r.count("json")) {
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
-  std::printf("%s %s batch %lld seq %lld: median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
+  std::printf("%s %s batch %lld seq %lld (%s): median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
               "%.0f tokens/s, peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
               e.name.c_str(), build.c_str(), static_cast<long long>(o.batch),
-              static_cast<long long>(o.length), result.timing.median_ms, result.timing.min_ms,
+              static_cast<long long>(o.length), j["blas"].get<std::string>().c_str(), result.timing.median_ms, result.timing.min_ms,
               result.timing.max_ms, result.timing.cpu_median_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));
+  if (result.profile) print_profile(e.name + " " + build + " batch " + std::to_string(o.batch), j["profile"]);
   return 0;
 }
 

@@ -1,4 +1,5 @@
 // comera: rank-adaptive tensor-compressed training. Dispatches to registered subcommands.
+#include "core/util/blas_kernels.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 
@@ -22,6 +23,7 @@ void list_commands(const std::string& prefix) {
 }  // namespace
 
 int main(int argc, char** argv) {
+  comera::use_best_blas_kernels();  // may re-execute this process, so before anything else
   const auto& commands = comera::cli::registry();
   if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
     list_commands("");
