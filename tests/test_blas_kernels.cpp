@@ -2,6 +2,7 @@
 // a user's OPENBLAS_CORETYPE winning, and float32 GEMMs under the kernels in force against
 // float64.
 #include "core/util/blas_kernels.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
 
@@ -44,7 +45,7 @@ TEST_CASE("A comera process runs AVX-512 kernels where the CPU has them, unless 
     WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
     return;
   }
-  const std::string step = " bench step --config " + std::string(COMERA_SOURCE_DIR) +
+  const std::string step = " bench step --config " + comera::source_dir() +
                            "/experiments/small_two_encoder.json --batch 1 --seq 8 --warmup 0 "
                            "--repeats 1 --json 2>/dev/null";
   const std::string clean = "env -u OPENBLAS_CORETYPE -u COMERA_OPENBLAS_CORETYPE ";

@@ -2,6 +2,7 @@
 // parts' times consistent with the step (the times themselves are not judged).
 #include "core/training/experiment.h"
 #include "core/util/config_reader.h"
+#include "core/util/source_dir.h"
 #include "search/bench/step_benchmark.h"
 #include "tests/support/catch.h"
 
@@ -21,7 +22,7 @@ const StepPartProfile& part(const StepProfile& p, const std::string& name) {
 }  // namespace
 
 TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to the step", "[bench]") {
-  const auto file = std::string(COMERA_SOURCE_DIR) + "/experiments/small_two_encoder.json";
+  const auto file = comera::source_dir() + "/experiments/small_two_encoder.json";
   auto e = parse_experiment(read_json_file(file), file);
   const int64_t B = 2, S = 16, d = 64, ffn = 256, layers = 2, classes = 26;
   StepBenchmarkOptions o;
