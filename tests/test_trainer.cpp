@@ -165,8 +165,9 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
       Trainer first(model, training, pairs_data(train, eval), options);
       CHECK_THROWS_WITH(first.run(), Contains("killed"));
     }
-    // The epoch-1 checkpoint was written before the kill; resuming continues from step 10.
-    CHECK(Checkpoint(path).state().step == 10);
+    // An epoch is recorded before its checkpoint is written, so the kill in the epoch-1 report
+    // leaves the step-8 checkpoint: resuming reruns the rest of epoch 1 and records it then.
+    CHECK(Checkpoint(path).state().step == 8);
     auto resume = quiet(path);
     resume.resume = true;
     Trainer second(model, training, pairs_data(train, eval), resume);
@@ -360,7 +361,10 @@ TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", 
     const auto path = temp_path("diverged_" + word + ".pt");
     auto options = quiet(path);
     torch::nn::Module* model = nullptr;
+    int reports = 0;
+    // Poisoned in the second epoch's report, which comes before that epoch's checkpoint.
     options.on_epoch = [&](const EpochMetrics&) {
+      if (++reports < 2) return;
       at::NoGradGuard no_grad;
       model->named_parameters()["classification.classifier.bias"].copy_(at::tensor(poison));
     };
@@ -371,7 +375,7 @@ TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", 
     const auto r = t.run();
     CHECK(r.status == RunStatus::Diverged);
     CHECK_THAT(r.message, Contains(word) && Contains("step 2, the last with finite parameters) is kept"));
-    CHECK(r.steps == 2);
+    CHECK(r.steps == 4);
     const Checkpoint kept(path);
     CHECK(kept.state().step == 2);
     Transformer fresh(tiny_config());

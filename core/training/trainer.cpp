@@ -368,9 +368,12 @@ RunResult Trainer::run() {
       state_.loss_sum = state_.step_seconds = 0;
       state_.examples = state_.correct = state_.tokens = state_.steps = 0;
     }
+    // The epoch is reported (recorded) before its checkpoint: a kill between the two then reruns
+    // the epoch from the previous checkpoint and replaces its row, where the other order would
+    // resume past an epoch that was never recorded.
+    if (options_.on_epoch) options_.on_epoch(metrics);
     if (!save())
       return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
-    if (options_.on_epoch) options_.on_epoch(metrics);
     result.epochs.push_back(std::move(metrics));
     reset_peak_rss();
     if (stop) break;
