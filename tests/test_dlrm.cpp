@@ -126,6 +126,31 @@ TEST_CASE("the DLRM task's loss is BCE of the sigmoid, its lookups the tables' r
   CHECK(rows.at("tables").at("cores") == 3);
 }
 
+TEST_CASE("sparse gradients of dense tables hold the dense gradient's rows", "[dlrm]") {
+  auto j = tiny_dlrm();
+  Batch b(4);
+  b.set("dense", at::rand({4, 3}));
+  b.set("sparse", at::tensor({0, 29, 6, 4, 0, 0, 2, 17, 3, 4, 5, 1}, at::kLong).view({4, 3}));
+  b.set("labels", at::tensor({1.0f, 0.0f, 0.0f, 1.0f}));
+  auto gradient = [&](bool sparse) {
+    j["sparse_gradients"] = sparse;
+    const auto spec = parse_model_spec(j, ctr());
+    CHECK(spec.settings.contains("sparse_gradients") == sparse);
+    CHECK(parse_dlrm_config(spec.dense().settings).sparse_gradients == sparse);
+    at::manual_seed(4);
+    const auto task = spec.build(ctr(), {});
+    task->forward(b).loss.backward();
+    return task->model().named_parameters()["table0.weight"].grad();
+  };
+  const auto dense = gradient(false), sparse = gradient(true);
+  CHECK_FALSE(dense.is_sparse());
+  REQUIRE(sparse.is_sparse());
+  CHECK(at::allclose(sparse.to_dense(), dense, 1e-6, 1e-7));
+  // Rows 1 and 3 of table 0 are not looked up: the sparse gradient holds only 0, 2 and 4.
+  CHECK(std::get<0>(at::_unique(sparse.coalesce().indices().flatten())).numel() == 3);
+  CHECK(dense[1].abs().sum().item<double>() + dense[3].abs().sum().item<double>() == 0);
+}
+
 TEST_CASE("bad DLRM configs and mismatched data are errors naming the key", "[dlrm]") {
   auto with = [](auto edit) {
     auto j = tiny_dlrm();

@@ -213,6 +213,21 @@ TEST_CASE("objectives are names the trials record, checked when the spec is read
   CHECK_NOTHROW(parse_sweep_spec(j));
 }
 
+TEST_CASE("a DLRM sweep can maximise the AUC; a transformer sweep cannot ask for it", "[sweep]") {
+  json j = spec_with({{"gamma", {0.1}}});
+  j["objectives"] = "auc:max,size:min";
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("'auc' is not recorded by transformer model's "
+                                                  "classification training trials") &&
+                                             Contains("eval_loss"));
+  j["base"] = read_json_file(std::string(COMERA_SOURCE_DIR) + "/experiments/small_dlrm_synthetic.json");
+  j["axes"] = {{"gamma", {0.1}}};
+  CHECK(parse_sweep_spec(j).objectives == "auc:max,size:min");
+  CHECK(recorded_objectives(false, {"auc"}).size() == recorded_objectives(false).size() + 1);
+  // Step-measuring trials evaluate nothing, whatever the task.
+  j["measure"] = "step";
+  CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("'auc' is not recorded by step-measuring"));
+}
+
 TEST_CASE("a dense baseline starts from the dense build's pre-training checkpoint", "[sweep]") {
   json j = spec_with({{"set", {{"training.init_from", {"results/checkpoints/pre.pt"}}}}});
   j["baselines"] = {"dense"};

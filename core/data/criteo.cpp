@@ -192,6 +192,14 @@ int64_t count_lines(const std::string& path) {
   return lines + (open_line ? 1 : 0);
 }
 
+void check_click_ids(const CriteoFormat& format) {
+  for (const int64_t size : format.table_sizes)
+    if (size > std::numeric_limits<int32_t>::max())
+      throw Error("a table of " + std::to_string(size) + " rows does not fit the dataset's 32-bit ids");
+}
+
+ClickDataset::ClickDataset(CriteoFormat format) : format_(std::move(format)) { check_click_ids(format_); }
+
 void ClickDataset::add(const ClickLine& line) {
   labels_.push_back(line.label > 0.5f ? 1 : 0);
   dense_.insert(dense_.end(), line.dense.begin(), line.dense.end());
@@ -223,9 +231,6 @@ Batch ClickDataset::batch(const std::vector<int64_t>& indices) const {
 std::shared_ptr<ClickDataset> load_click_dataset(const std::string& path, const CriteoFormat& format,
                                                  const CriteoReadOptions& options, int64_t limit,
                                                  int64_t* skipped) {
-  for (const int64_t size : format.table_sizes)
-    if (size > std::numeric_limits<int32_t>::max())
-      throw Error("a table of " + std::to_string(size) + " rows does not fit the dataset's 32-bit ids");
   CriteoReader reader(path, format, options);
   auto data = std::make_shared<ClickDataset>(format);
   ClickLine line;

@@ -87,10 +87,13 @@ class CriteoReader {
 // Lines of a file (plain or .gz).
 int64_t count_lines(const std::string& path);
 
+// Throws unless every table's ids fit the 32 bits ClickDataset stores them in.
+void check_click_ids(const CriteoFormat& format);
+
 // Examples held compactly in memory (label, floats, int32 ids: 157 bytes per Kaggle line).
 class ClickDataset : public Dataset {
  public:
-  explicit ClickDataset(CriteoFormat format) : format_(std::move(format)) {}
+  explicit ClickDataset(CriteoFormat format);
   void add(const ClickLine& line);
   int64_t size() const override { return static_cast<int64_t>(labels_.size()); }
   Batch batch(const std::vector<int64_t>& indices) const override;

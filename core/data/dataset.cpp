@@ -26,4 +26,30 @@ std::vector<std::vector<int64_t>> Dataset::epoch(int64_t batch_size,
   return batches;
 }
 
+namespace {
+
+class IndexedBatches : public BatchStream {
+ public:
+  IndexedBatches(const Dataset& data, std::vector<std::vector<int64_t>> order, size_t skip)
+      : data_(data), order_(std::move(order)), next_(skip) {}
+  bool next(Batch& out) override {
+    if (next_ >= order_.size()) return false;
+    out = data_.batch(order_[next_++]);
+    return true;
+  }
+
+ private:
+  const Dataset& data_;
+  std::vector<std::vector<int64_t>> order_;
+  size_t next_;
+};
+
+}  // namespace
+
+std::unique_ptr<BatchStream> Dataset::batches(int64_t batch_size, std::optional<uint64_t> shuffle_seed,
+                                              int64_t skip) const {
+  return std::make_unique<IndexedBatches>(*this, epoch(batch_size, shuffle_seed),
+                                          static_cast<size_t>(std::max<int64_t>(0, skip)));
+}
+
 }  // namespace comera

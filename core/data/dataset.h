@@ -1,15 +1,25 @@
 #pragma once
 // What the trainer reads: a dataset of examples that makes batches of any subset, and the
 // order of one epoch's batches. Pair text, single text, masked-LM token streams and click logs
-// each implement it.
+// each implement it; a dataset too large for memory (click logs read from their file) gives
+// its epochs' batches as a stream instead.
 #include "core/data/batch.h"
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <string>
 #include <vector>
 
 namespace comera {
+
+// One epoch's batches, read one after the other.
+class BatchStream {
+ public:
+  virtual ~BatchStream() = default;
+  // The next batch, on the CPU; false at the end of the epoch.
+  virtual bool next(Batch& out) = 0;
+};
 
 class Dataset {
  public:
@@ -26,6 +36,13 @@ class Dataset {
   std::vector<std::vector<int64_t>> epoch(int64_t batch_size,
                                           std::optional<uint64_t> shuffle_seed = std::nullopt,
                                           bool drop_last = false) const;
+
+  // One epoch's batches (the last one short), from the `skip`-th on: where a resumed run goes
+  // on. By default epoch()'s batches; a streamed dataset reads its own order from its file, the
+  // same for the same seed, in at most ceil(size() / batch_size) batches.
+  virtual std::unique_ptr<BatchStream> batches(int64_t batch_size,
+                                               std::optional<uint64_t> shuffle_seed = std::nullopt,
+                                               int64_t skip = 0) const;
 };
 
 }  // namespace comera

@@ -3,6 +3,7 @@
 #include "core/data/code_corpus.h"
 #include "core/data/code_dataset.h"
 #include "core/data/codesearchnet.h"
+#include "core/data/click_stream.h"
 #include "core/data/criteo.h"
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
@@ -29,7 +30,9 @@ nlohmann::json DataConfig::to_json() const {
   }
   if (format == "criteo")
     j["criteo"] = {{"table_sizes", criteo.table_sizes}, {"split", criteo.split},
-                   {"eval_part", criteo.eval_part}, {"skip_malformed", criteo.skip_malformed}};
+                   {"eval_part", criteo.eval_part}, {"skip_malformed", criteo.skip_malformed},
+                   {"stream", criteo.stream}};
+  if (format == "criteo" && criteo.stream) j["criteo"]["shuffle_buffer"] = criteo.shuffle_buffer;
   return j;
 }
 
@@ -73,6 +76,11 @@ DataConfig read_data_config(const ConfigReader& r) {
     c.criteo.split = k.choice("split", c.criteo.split, {"files", "days"});
     c.criteo.eval_part = k.choice("eval_part", c.criteo.eval_part, {"test", "validation"});
     c.criteo.skip_malformed = k.boolean("skip_malformed", c.criteo.skip_malformed);
+    c.criteo.stream = k.boolean("stream", c.criteo.stream);
+    c.criteo.shuffle_buffer = k.integer("shuffle_buffer", c.criteo.shuffle_buffer, 1);
+    if (k.has("shuffle_buffer") && !c.criteo.stream)
+      throw Error(k.key_path("shuffle_buffer") + ": only read when streaming (set data.criteo.stream "
+                  "to true, or remove it: in memory the whole training set is shuffled)");
     k.finish();
   }
   if (c.format == "criteo" && c.criteo.table_sizes.empty()) c.criteo.table_sizes = criteo_kaggle_table_sizes();
@@ -176,10 +184,23 @@ TaskData load_click_data(const DataConfig& config) {
     eval_read.lines = config.criteo.eval_part == "test" ? split.test : split.validation;
   }
   TaskData data;
-  int64_t skipped_train = 0, skipped_eval = 0;
-  data.train = load_click_dataset(train_file, format, train_read, config.train_limit, &skipped_train);
-  data.eval = load_click_dataset(eval_file, format, eval_read, config.eval_limit, &skipped_eval);
-  data.skipped = skipped_train + skipped_eval;
+  if (config.criteo.stream) {
+    // Read afresh every epoch; the line counts give the epochs' steps.
+    auto lines = [](const std::string& file, const LineRange& range) {
+      return range.end >= 0 ? range.end - range.begin : count_lines(file) - range.begin;
+    };
+    data.train = std::make_shared<ClickStreamDataset>(train_file, format, train_read,
+                                                      lines(train_file, train_read.lines),
+                                                      config.criteo.shuffle_buffer, config.train_limit);
+    data.eval = std::make_shared<ClickStreamDataset>(eval_file, format, eval_read,
+                                                     lines(eval_file, eval_read.lines),
+                                                     config.criteo.shuffle_buffer, config.eval_limit);
+  } else {
+    int64_t skipped_train = 0, skipped_eval = 0;
+    data.train = load_click_dataset(train_file, format, train_read, config.train_limit, &skipped_train);
+    data.eval = load_click_dataset(eval_file, format, eval_read, config.eval_limit, &skipped_eval);
+    data.skipped = skipped_train + skipped_eval;
+  }
   data.info.dense_features = format.dense_features;
   data.info.table_sizes = format.table_sizes;
   data.info.classes = 2;

@@ -46,6 +46,10 @@ struct DataConfig {
     std::string split = "files";
     std::string eval_part = "test";  // "days": "test" | "validation"
     bool skip_malformed = false;     // count and skip malformed lines instead of failing
+    // Read batches straight from the files each epoch (memory: the shuffle buffer) instead of
+    // holding every example in memory; training shuffles within `shuffle_buffer` lines.
+    bool stream = false;
+    int64_t shuffle_buffer = 100000;
   } criteo;
 
   nlohmann::json to_json() const;

@@ -69,7 +69,9 @@ DlrmImpl::DlrmImpl(DlrmConfig config) : config_(std::move(config)) {
       tables_.push_back(one_id_bags(bag.get()));
       continue;
     }
-    torch::nn::EmbeddingBag bag(torch::nn::EmbeddingBagOptions(rows, c.embedding_dim).mode(torch::kSum));
+    torch::nn::EmbeddingBag bag(torch::nn::EmbeddingBagOptions(rows, c.embedding_dim)
+                                     .mode(torch::kSum)
+                                     .sparse(c.sparse_gradients));
     {
       at::NoGradGuard no_grad;
       bag->weight.uniform_(-bound, bound);

@@ -43,9 +43,11 @@ nlohmann::json DlrmConfig::to_json() const {
   if (tables.min_rows > 0)
     t["tables"] = {{"min_rows", tables.min_rows}, {"cores", tables.cores}, {"ranks", tables.rank}};
   for (const auto& [name, spec] : tt_mlp) t[name] = linear_spec_json(spec);
-  return {{"dense_features", dense_features}, {"embedding_dim", embedding_dim},
-          {"bottom_mlp", bottom_mlp}, {"top_mlp", top_mlp}, {"table_sizes", table_sizes},
-          {"rank_threshold", rank_threshold}, {"tensorized", t}};
+  nlohmann::json j = {{"dense_features", dense_features}, {"embedding_dim", embedding_dim},
+                      {"bottom_mlp", bottom_mlp}, {"top_mlp", top_mlp}, {"table_sizes", table_sizes},
+                      {"rank_threshold", rank_threshold}, {"tensorized", t}};
+  if (sparse_gradients) j["sparse_gradients"] = true;
+  return j;
 }
 
 DlrmConfig read_dlrm_config(const ConfigReader& r) {
@@ -56,6 +58,7 @@ DlrmConfig read_dlrm_config(const ConfigReader& r) {
   if (r.has("top_mlp")) c.top_mlp = r.integers("top_mlp");
   if (r.has("table_sizes")) c.table_sizes = r.integers("table_sizes");
   c.rank_threshold = r.number("rank_threshold", c.rank_threshold, 0, 1);
+  c.sparse_gradients = r.boolean("sparse_gradients", c.sparse_gradients);
   if (c.bottom_mlp.empty() || c.bottom_mlp.back() != c.embedding_dim)
     throw Error(r.key_path("bottom_mlp") + ": its last layer must output embedding_dim (" +
                 std::to_string(c.embedding_dim) + ") values, the interaction's vector 0");

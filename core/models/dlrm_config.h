@@ -30,6 +30,9 @@ struct DlrmConfig {
   std::vector<int64_t> top_mlp = {512, 256, 1};          // the last is 1
   std::vector<int64_t> table_sizes = criteo_kaggle_table_sizes();
   double rank_threshold = 1e-2;
+  // Dense tables' gradients sparse (only the rows looked up), as the reference DLRM's: a step
+  // then costs the batch's rows, not the table. For SGD, as the reference; AdamW refuses them.
+  bool sparse_gradients = false;
   DlrmTables tables;
   std::map<std::string, LinearSpec> tt_mlp;  // by layer name; absent: dense
 

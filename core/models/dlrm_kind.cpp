@@ -74,6 +74,10 @@ class DlrmKind : public ModelKind {
  public:
   std::string name() const override { return "dlrm"; }
   std::vector<std::string> tasks() const override { return {kCtr}; }
+  std::vector<std::string> eval_metrics(const TaskSpec& task) const override {
+    (void)task;
+    return {"auc"};
+  }
 
   nlohmann::json read(const ConfigReader& r, const TaskSpec& task) const override {
     (void)task;

@@ -21,6 +21,12 @@ class ModelKind {
   virtual std::string name() const = 0;
   // The tasks it can be trained for (training.task).
   virtual std::vector<std::string> tasks() const = 0;
+  // What evaluation reports for `task` beyond loss and accuracy (EvalResult::metrics), e.g.
+  // "auc" for a binary task: objectives a sweep of this kind may have.
+  virtual std::vector<std::string> eval_metrics(const TaskSpec& task) const {
+    (void)task;
+    return {};
+  }
   // Validates the model section (its "kind" already read) for `task` and returns it complete,
   // defaults filled in. Errors name the key and the fix.
   virtual nlohmann::json read(const ConfigReader& model, const TaskSpec& task) const = 0;

@@ -295,10 +295,12 @@ RunResult Trainer::run() {
   reset_peak_rss();
 
   while (state_.epoch < config_.epochs) {
-    const auto order = data_.train->epoch(config_.batch_size, epoch_seed(config_.seed, state_.epoch));
-    const auto epoch_batches = static_cast<int64_t>(order.size());
+    // A resumed run skips the batches its epoch already trained on.
+    const auto stream = data_.train->batches(config_.batch_size, epoch_seed(config_.seed, state_.epoch),
+                                             state_.step_in_epoch);
     bool stop = false, interrupted = false;
-    while (state_.step_in_epoch < epoch_batches) {
+    Batch host_batch;
+    while (state_.step_in_epoch < batches) {
       if (options_.stop && options_.stop->load()) {
         interrupted = true;
         break;
@@ -311,7 +313,8 @@ RunResult Trainer::run() {
       if (late_due()) start_late();
       set_learning_rates(*optimizer_, stage_rates(),
                          lr_factor(config_.schedule, state_.step, total_steps));
-      auto host_batch = data_.train->batch(order[state_.step_in_epoch]);
+      // A stream that skipped malformed lines ends before `batches`.
+      if (!stream->next(host_batch)) break;
       if (const int64_t length = config_.length_at(state_.epoch, state_.step); length > 0)
         host_batch = cut_tokens(std::move(host_batch), length);
       const auto t0 = Clock::now();
@@ -335,7 +338,7 @@ RunResult Trainer::run() {
         return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
       if (options_.on_progress && seconds_since(last_progress) >= options_.progress_interval_s) {
         last_progress = Clock::now();
-        options_.on_progress(progress(epoch_batches, end_step));
+        options_.on_progress(progress(batches, end_step));
       }
       if (options_.on_step) options_.on_step();
     }
@@ -349,12 +352,12 @@ RunResult Trainer::run() {
                                                     : "; resume from " + options_.checkpoint);
       return result;
     }
-    const bool partial = stop && state_.step_in_epoch < epoch_batches;
+    const bool partial = stop && state_.step_in_epoch < batches;
     if (stop && state_.step_in_epoch == 0) break;  // the limit fell on an epoch boundary
     // Not at a partial stop: a resumed run must follow the uninterrupted one exactly.
     if (trunc.when == TruncateWhen::Epoch && !partial) truncate();
     if (options_.on_progress) {
-      auto p = progress(epoch_batches, end_step);
+      auto p = progress(batches, end_step);
       p.evaluating = true;
       options_.on_progress(p);
     }

@@ -76,8 +76,10 @@ EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c
   at::Tensor loss_sum, correct;
   std::vector<at::Tensor> scores, targets;
   EvalResult r;
-  for (const auto& indices : data.epoch(batch_size)) {
-    const auto out = task.forward(task.prepare(data.batch(indices), generator).to(device));
+  const auto stream = data.batches(batch_size);
+  Batch batch;
+  while (stream->next(batch)) {
+    const auto out = task.forward(task.prepare(std::move(batch), generator).to(device));
     if (out.scores.defined()) scores.push_back(out.scores), targets.push_back(out.targets);
     const auto loss = out.loss.to(at::kDouble) * static_cast<double>(out.predictions);
     loss_sum = loss_sum.defined() ? loss_sum + loss : loss;

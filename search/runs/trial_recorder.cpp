@@ -33,8 +33,9 @@ std::map<std::string, double> epoch_values(const EpochMetrics& m) {
 // Recorded by late-stage epochs only: the targets they worked toward.
 const std::vector<std::string> kLateTargets = {"loss_target", "size_target"};
 
-std::vector<std::string> recorded_metric_names() {
+std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics) {
   std::vector<std::string> names = kLateTargets;
+  names.insert(names.end(), task_metrics.begin(), task_metrics.end());
   for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;

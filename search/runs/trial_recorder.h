@@ -20,7 +20,8 @@ inline constexpr std::chrono::seconds kHeartbeatInterval{15};
 inline constexpr std::chrono::seconds kMinStaleAfter = 4 * kHeartbeatInterval;
 
 // The metrics TrialRecorder::epoch records every epoch: the objectives a training trial can have.
-std::vector<std::string> recorded_metric_names();
+// `task_metrics`: what the trial's task adds (ModelKind::eval_metrics, e.g. "auc").
+std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics = {});
 
 // The run's config as stored with its trial: the experiment, with the seed at the top level
 // (the store's seed column).

@@ -1,5 +1,6 @@
 #include "search/sweep/sweep_spec.h"
 
+#include "core/models/model_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "search/runs/trial_recorder.h"
@@ -130,6 +131,24 @@ nlohmann::json published_points(const ConfigReader& r, const std::string& refere
   return out;
 }
 
+// The model kind and task of a base experiment (their defaults when unset): they say which
+// evaluation metrics, beyond the common ones, its trials record.
+struct BaseTask {
+  const ModelKind& kind;
+  TaskSpec task;
+};
+BaseTask base_task(const nlohmann::json& base) {
+  const auto model = base.value("model", nlohmann::json::object());
+  const auto training = base.value("training", nlohmann::json::object());
+  auto text = [](const nlohmann::json& section, const char* key, const std::string& fallback) {
+    return section.is_object() && section.contains(key) && section.at(key).is_string()
+               ? section.at(key).get<std::string>() : fallback;
+  };
+  TaskSpec task;
+  task.kind = text(training, "task", task.kind);
+  return {find_model_kind(text(model, "kind", "transformer")), task};
+}
+
 }  // namespace
 
 void set_path(nlohmann::json& target, const std::string& dotted, const nlohmann::json& value) {
@@ -203,13 +222,16 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
     spec.objectives = r.string("objectives", spec.step ? "step_time_ms:min,peak_tensor_mb:min"
                                                        : "eval_loss:min,size:min");
     // A name no trial records would fail every trial at its end.
-    const auto known = recorded_objectives(spec.step.has_value());
+    const auto [kind, task] = base_task(spec.base);
+    const auto known = recorded_objectives(spec.step.has_value(), kind.eval_metrics(task));
     for (const auto& objective : store::parse_objectives(spec.objectives))
       if (std::find(known.begin(), known.end(), objective.name) == known.end()) {
         std::string names;
         for (const auto& name : known) names += (names.empty() ? "" : ", ") + name;
         throw Error("objectives: '" + objective.name + "' is not recorded by " +
-                    (spec.step ? "step-measuring" : "training") + " trials; use one of " + names);
+                    (spec.step ? std::string("step-measuring")
+                               : kind.name() + " model's " + task.kind + " training") +
+                    " trials; use one of " + names);
       }
 
     const auto axes = r.object("axes");
@@ -289,8 +311,9 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
   }
 }
 
-std::vector<std::string> recorded_objectives(bool step_measure) {
-  if (!step_measure) return recorded_metric_names();
+std::vector<std::string> recorded_objectives(bool step_measure,
+                                             const std::vector<std::string>& task_metrics) {
+  if (!step_measure) return recorded_metric_names(task_metrics);
   // As TrialRunner's step measurement records them (search/sweep/trial_runner.cpp).
   return {"compression",      "peak_mem_mb",  "peak_tensor_mb", "size", "size_mb",
           "step_time_min_ms", "step_time_ms", "tokens_per_s"};

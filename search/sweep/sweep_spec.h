@@ -74,8 +74,10 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file =
                            const std::string& reference = "");
 
 // The objectives a sweep's trials can have: the metrics a training trial records every epoch, or
-// the times and sizes a step-measuring trial records.
-std::vector<std::string> recorded_objectives(bool step_measure);
+// the times and sizes a step-measuring trial records. `task_metrics`: what a training trial's
+// task adds (ModelKind::eval_metrics: "auc" for the DLRM's click prediction).
+std::vector<std::string> recorded_objectives(bool step_measure,
+                                             const std::vector<std::string>& task_metrics = {});
 
 // Sets value at a dotted path ("training.early_stage.gamma"), creating objects on the way; a
 // null value deletes the key.
