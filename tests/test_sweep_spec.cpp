@@ -219,7 +219,7 @@ TEST_CASE("a DLRM sweep can maximise the AUC; a transformer sweep cannot ask for
   CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("'auc' is not recorded by transformer model's "
                                                   "classification training trials") &&
                                              Contains("eval_loss"));
-  j["base"] = read_json_file(std::string(COMERA_SOURCE_DIR) + "/experiments/small_dlrm_synthetic.json");
+  j["base"] = read_json_file(comera::source_dir() + "/experiments/small_dlrm_synthetic.json");
   j["axes"] = {{"gamma", {0.1}}};
   CHECK(parse_sweep_spec(j).objectives == "auc:max,size:min");
   CHECK(recorded_objectives(false, {"auc"}).size() == recorded_objectives(false).size() + 1);
