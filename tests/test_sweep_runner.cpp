@@ -23,6 +23,7 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <set>
 #include <thread>
 
@@ -571,4 +572,62 @@ TEST_CASE("comera sweep refuses a plot over its database and a read-only databas
   CHECK(r->status == 1);
   CHECK_THAT(r->output, Contains("'" + db + "'") && Contains("read-only") && !Contains("trial 1"));
   CHECK(read_rows(db).empty());
+}
+
+TEST_CASE("scripts/slurm_sweep.sh: the array's tasks and the merge give the single-process sweep",
+          "[sweep][cli]") {
+  if (comera::testing::cli_path().empty()) {
+    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
+    return;
+  }
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(2, {0.8, 0.5, 0.2}));
+  const std::string whole = dir.file("whole.db");
+  REQUIRE(comera::testing::run_cli("sweep " + spec + " --db " + whole + " --quiet --no-front").status == 0);
+
+  // What Slurm would run: each array task with its SLURM_ARRAY_TASK_ID, then the merge job.
+  const std::string script = comera::source_dir() + "/scripts/slurm_sweep.sh";
+  const std::string env = "COMERA=" + comera::testing::cli_path() + " ";
+  const std::string common = " " + spec + " --tasks 3 --db-dir " + dir.file("shards");
+  auto sh = [](const std::string& command) {
+    return comera::run_process({"/bin/sh", "-c", command}, "slurm_sweep.sh", comera::ErrorOutput::Merge);
+  };
+  for (int i = 0; i < 3; ++i) {
+    const auto task = sh("SLURM_ARRAY_TASK_ID=" + std::to_string(i) + " " + env + script + " --task" + common);
+    INFO(task.output);
+    REQUIRE(task.status == 0);
+    CHECK_THAT(task.output, Contains("shard " + std::to_string(i + 1) + "/3"));
+  }
+  const auto merged = sh(env + script + " --merge" + common);
+  INFO(merged.output);
+  REQUIRE(merged.status == 0);
+  CHECK_THAT(merged.output, Contains("Pareto front"));
+
+  // Every trial of the single-process sweep, once, with the same result; each shard holds a third.
+  auto by_config = [](const std::string& path) {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    SQLite::Statement q(db, "SELECT t.config_hash, o.value FROM trials t JOIN objectives o ON o.trial_id = t.id "
+                            "AND o.name = 'eval_loss' WHERE t.state = 'complete'");
+    std::map<std::string, double> out;
+    while (q.executeStep()) out.emplace(q.getColumn(0).getString(), q.getColumn(1).getDouble());
+    return out;
+  };
+  const auto reference = by_config(whole);
+  REQUIRE(reference.size() == 5);  // dense, early, three targets
+  CHECK(by_config(dir.file("shards") + "/tiny.db") == reference);
+  size_t in_shards = 0;
+  for (int i = 0; i < 3; ++i) {
+    const auto shard = by_config(dir.file("shards") + "/tiny." + std::to_string(i) + ".db");
+    CHECK((shard.size() == 1 || shard.size() == 2));
+    in_shards += shard.size();
+  }
+  CHECK(in_shards == reference.size());
+
+  // Without Slurm's variable, a task says what is missing; a task past the array is refused.
+  const auto no_id = sh(env + script + " --task" + common);
+  CHECK(no_id.status != 0);
+  CHECK_THAT(no_id.output, Contains("SLURM_ARRAY_TASK_ID"));
+  const auto past = sh("SLURM_ARRAY_TASK_ID=3 " + env + script + " --task" + common);
+  CHECK(past.status != 0);
+  CHECK_THAT(past.output, Contains("task 3 of 3 does not exist"));
 }
