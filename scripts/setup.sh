@@ -6,6 +6,7 @@ cd "$(dirname "$0")/.."
 packages=(
   build-essential cmake ninja-build ccache pkg-config
   libtorch-dev               # LibTorch 1.13.1 (CPU)
+  libgloo-dev                # Gloo's headers, which c10d's ProcessGroupGloo needs (data-parallel training)
   libopenblas0-openmp        # without it LibTorch calls the reference BLAS (~40x slower GEMMs)
   libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcxxopts-dev catch2
   libssl-dev                 # SHA-256 of canonical configs (OpenSSL libcrypto)

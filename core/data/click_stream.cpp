@@ -11,8 +11,9 @@ namespace {
 class ClickBatches : public BatchStream {
  public:
   ClickBatches(const std::string& path, const CriteoFormat& format, const CriteoReadOptions& options,
-               int64_t batch_size, int64_t limit, int64_t skip)
-      : reader_(path, format, options), format_(format), batch_size_(batch_size), left_(limit) {
+               int64_t batch_size, int64_t limit, int64_t skip, Shard shard)
+      : reader_(path, format, options), format_(format), batch_size_(batch_size), left_(limit),
+        shard_(shard) {
     ClickLine line;
     for (int64_t i = 0; i < skip * batch_size_ && left_ > 0 && reader_.next(line); ++i) --left_;
   }
@@ -26,9 +27,11 @@ class ClickBatches : public BatchStream {
       --left_;
     }
     if (chunk.size() == 0) return false;
-    std::vector<int64_t> all(static_cast<size_t>(chunk.size()));
-    std::iota(all.begin(), all.end(), int64_t{0});
-    out = chunk.batch(all);
+    // Every rank reads the whole batch (the file's order) and keeps its shard.
+    const auto [begin, end] = shard_.range(chunk.size());
+    std::vector<int64_t> mine(static_cast<size_t>(end - begin));
+    std::iota(mine.begin(), mine.end(), begin);
+    out = chunk.batch(mine);
     return true;
   }
 
@@ -36,6 +39,7 @@ class ClickBatches : public BatchStream {
   CriteoReader reader_;
   const CriteoFormat& format_;
   int64_t batch_size_, left_;
+  Shard shard_;
 };
 
 }  // namespace
@@ -55,14 +59,14 @@ Batch ClickStreamDataset::batch(const std::vector<int64_t>& indices) const {
 
 std::unique_ptr<BatchStream> ClickStreamDataset::batches(int64_t batch_size,
                                                          std::optional<uint64_t> shuffle_seed,
-                                                         int64_t skip) const {
+                                                         int64_t skip, Shard shard) const {
   if (batch_size < 1)
     throw Error("batch size " + std::to_string(batch_size) + " must be at least 1");
   auto options = options_;
   options.shuffle_buffer = shuffle_seed ? shuffle_buffer_ : 0;
   options.seed = shuffle_seed.value_or(0);
   return std::make_unique<ClickBatches>(path_, format_, options, batch_size, size_,
-                                        std::max<int64_t>(0, skip));
+                                        std::max<int64_t>(0, skip), shard);
 }
 
 }  // namespace comera

@@ -19,7 +19,7 @@ class ClickStreamDataset : public Dataset {
   std::string unit() const override { return "click lines"; }
   // Shuffled within shuffle_buffer lines when given a seed, else in file order.
   std::unique_ptr<BatchStream> batches(int64_t batch_size, std::optional<uint64_t> shuffle_seed,
-                                       int64_t skip) const override;
+                                       int64_t skip, Shard shard) const override;
   const std::string& path() const { return path_; }
 
  private:

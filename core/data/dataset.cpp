@@ -30,11 +30,13 @@ namespace {
 
 class IndexedBatches : public BatchStream {
  public:
-  IndexedBatches(const Dataset& data, std::vector<std::vector<int64_t>> order, size_t skip)
-      : data_(data), order_(std::move(order)), next_(skip) {}
+  IndexedBatches(const Dataset& data, std::vector<std::vector<int64_t>> order, size_t skip, Shard shard)
+      : data_(data), order_(std::move(order)), next_(skip), shard_(shard) {}
   bool next(Batch& out) override {
     if (next_ >= order_.size()) return false;
-    out = data_.batch(order_[next_++]);
+    const auto& all = order_[next_++];
+    const auto [begin, end] = shard_.range(static_cast<int64_t>(all.size()));
+    out = data_.batch(std::vector<int64_t>(all.begin() + begin, all.begin() + end));
     return true;
   }
 
@@ -42,14 +44,15 @@ class IndexedBatches : public BatchStream {
   const Dataset& data_;
   std::vector<std::vector<int64_t>> order_;
   size_t next_;
+  Shard shard_;
 };
 
 }  // namespace
 
 std::unique_ptr<BatchStream> Dataset::batches(int64_t batch_size, std::optional<uint64_t> shuffle_seed,
-                                              int64_t skip) const {
+                                              int64_t skip, Shard shard) const {
   return std::make_unique<IndexedBatches>(*this, epoch(batch_size, shuffle_seed),
-                                          static_cast<size_t>(std::max<int64_t>(0, skip)));
+                                          static_cast<size_t>(std::max<int64_t>(0, skip)), shard);
 }
 
 }  // namespace comera

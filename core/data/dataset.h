@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace comera {
@@ -19,6 +20,16 @@ class BatchStream {
   virtual ~BatchStream() = default;
   // The next batch, on the CPU; false at the end of the epoch.
   virtual bool next(Batch& out) = 0;
+};
+
+// Which part of every batch a data-parallel rank reads: of a batch of n examples, rank r of W
+// takes the contiguous n*r/W .. n*(r+1)/W (so all W shards together are the batch, in order).
+struct Shard {
+  int rank = 0, count = 1;
+  // The [begin, end) of this shard in a batch of n examples.
+  std::pair<int64_t, int64_t> range(int64_t n) const {
+    return {n * rank / count, n * (rank + 1) / count};
+  }
 };
 
 class Dataset {
@@ -38,11 +49,12 @@ class Dataset {
                                           bool drop_last = false) const;
 
   // One epoch's batches (the last one short), from the `skip`-th on: where a resumed run goes
-  // on. By default epoch()'s batches; a streamed dataset reads its own order from its file, the
-  // same for the same seed, in at most ceil(size() / batch_size) batches.
+  // on; each of them cut to `shard` (data-parallel ranks: every rank steps through the same
+  // global batches). By default epoch()'s batches; a streamed dataset reads its own order from
+  // its file, the same for the same seed, in at most ceil(size() / batch_size) batches.
   virtual std::unique_ptr<BatchStream> batches(int64_t batch_size,
                                                std::optional<uint64_t> shuffle_seed = std::nullopt,
-                                               int64_t skip = 0) const;
+                                               int64_t skip = 0, Shard shard = {}) const;
 };
 
 }  // namespace comera

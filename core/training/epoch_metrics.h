@@ -30,6 +30,10 @@ struct EpochMetrics {
   // toward, so a report can say how far from S0 the trial ended.
   double loss_target = 0;
   double size_target = 0;
+  // Data-parallel runs (ranks > 1): the gradient all-reduce's mean seconds and bytes per step.
+  int64_t ranks = 1;
+  double all_reduce_ms = 0;
+  double all_reduce_mb = 0;
   // Evaluation metrics only some tasks have, by name (EvalResult::metrics): "auc".
   std::map<std::string, double> eval_metrics;
 

@@ -123,6 +123,8 @@ nlohmann::json TrainConfig::to_json() const {
       {"checkpoint_every_steps", checkpoint_every_steps}};
   if (task.kind == "masked_lm") j["mask_probability"] = task.mask_probability;
   if (!init_from.empty()) j["init_from"] = init_from;
+  // Only when set, so the configs (and hashes) of single-process runs stay what they were.
+  if (nproc != 1) j["nproc"] = nproc;
   for (const auto& p : length_phases)
     j["length_phases"].push_back(
         {{"start_epoch", p.start_epoch}, {"start_step", p.start_step}, {"max_length", p.max_length}});
@@ -194,6 +196,7 @@ TrainConfig read_train_config(const ConfigReader& r) {
   c.task = read_task_spec(r);
   c.device = r.string("device", c.device);
   c.device = parse_device(c.device, r.key_path("device")).str();
+  c.nproc = r.integer("nproc", c.nproc, 1);
   c.contraction = r.choice("contraction", c.contraction,
                            {"stored", "tuned", "merged", "core-by-core", "reconstruct"});
   c.init_from = r.string("init_from", c.init_from);

@@ -84,6 +84,10 @@ struct TrainConfig {
   TaskSpec task;
   // Where the run computes: "cpu" or a LibTorch device string ("cuda", "cuda:1").
   std::string device = "cpu";
+  // Data-parallel ranks that `comera train` starts on this host (c10d, core/distributed); each
+  // trains on batch_size / nproc examples of every batch. 1: one process, or as many as the
+  // environment names when a launcher (torchrun, srun) started it.
+  int64_t nproc = 1;
   // How TT layers contract (METHOD §4): "stored" (the tuner's stored choice per layer, else
   // merged), "tuned" (measured where none is stored), "merged", "core-by-core", "reconstruct".
   std::string contraction = "stored";

@@ -1,6 +1,7 @@
 #include "core/training/trainer.h"
 
 #include "core/data/token_dataset.h"
+#include "core/distributed/data_parallel.h"
 #include "core/layers/size.h"
 #include "core/training/lr_schedule.h"
 #include "core/training/optimizer.h"
@@ -74,6 +75,12 @@ nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training) 
   return {{"model", model.to_json()}, {"training", t}};
 }
 
+// A data-parallel rank's random stream for one step.
+uint64_t step_seed(uint64_t seed, int64_t step, int rank) {
+  return (seed * 0x9E3779B97F4A7C15ull) ^ (static_cast<uint64_t>(step) * 0xBF58476D1CE4E5B9ull) ^
+         (static_cast<uint64_t>(rank + 1) * 0x94D049BB133111EBull);
+}
+
 }  // namespace
 
 const char* run_status_name(RunStatus status) {
@@ -104,7 +111,22 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
                   std::to_string(data_.info.max_length) +
                   " (the examples are encoded at data.max_length: raise it to the longest phase)");
   require_device(device_);
-  if (!options_.checkpoint.empty()) lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
+  auto* parallel = options_.parallel;
+  if (parallel && !device_.is_cpu())
+    throw Error("data-parallel training runs on the CPU (c10d's Gloo group); NCCL for " +
+                device_.str() + " needs a CUDA build of comera, which this is not: set "
+                "training.device to cpu, or train with one process");
+  if (parallel && config_.nproc > 1 && parallel->size() != config_.nproc)
+    throw Error("training.nproc is " + std::to_string(config_.nproc) + " but the launcher started " +
+                std::to_string(parallel->size()) + " ranks (WORLD_SIZE): make them agree, or set "
+                "training.nproc to 1 to take the launcher's count");
+  if (parallel && config_.batch_size < parallel->size())
+    throw Error("training.batch_size " + std::to_string(config_.batch_size) + " is smaller than the " +
+                std::to_string(parallel->size()) + " data-parallel ranks: every rank needs an example "
+                "of each batch (raise the batch size or use fewer ranks)");
+  const bool writes = !parallel || parallel->world().is_root();
+  if (!options_.checkpoint.empty() && writes)
+    lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
   at::manual_seed(config_.seed);
   task_ = model_spec_.build(config_.task, data_.info);
   auto& net = task_->model();
@@ -159,6 +181,13 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     if (state_.late) objective_->resume_late(state_.size_target);
     resumed_ = true;
   }
+  if (parallel) {
+    // Same run on every rank (a checkpoint every rank sees), then rank 0's exact values.
+    std::vector<int64_t> same = {resumed_ ? 1 : 0, state_.step, state_.epoch};
+    for (const auto& p : net.parameters()) same.push_back(p.numel());
+    parallel->require_same(same, "where the run starts (resumed or not, step, epoch, parameter sizes)");
+    parallel->broadcast(net);
+  }
   net.train();
 }
 
@@ -196,14 +225,16 @@ void Trainer::truncate() { truncate_model(model(), optimizer_.get(), config_.tru
 
 bool Trainer::save() {
   if (options_.checkpoint.empty()) return true;
+  // The ranks' parameters are identical: the check below agrees on every rank, rank 0 writes.
   {
     at::NoGradGuard no_grad;
     std::vector<at::Tensor> finite;
     for (const auto& p : model().parameters()) finite.push_back(at::isfinite(p).all());
     if (!finite.empty() && !at::stack(finite).all().item<bool>()) return false;
   }
-  save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
-                  identity_of(model_spec_, config_));
+  if (!options_.parallel || options_.parallel->world().is_root())
+    save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
+                    identity_of(model_spec_, config_));
   saved_step_ = state_.step;
   return true;
 }
@@ -224,7 +255,7 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   const double n = static_cast<double>(std::max<int64_t>(1, state_.examples));
   m.train_loss = state_.loss_sum / n;
   m.train_accuracy = static_cast<double>(state_.correct) / n;
-  const auto eval = evaluate(*task_, *data_.eval, config_.eval_batch_size, device_);
+  const auto eval = evaluate(*task_, *data_.eval, config_.eval_batch_size, device_, options_.parallel);
   m.eval_loss = eval.loss;
   m.accuracy = eval.accuracy;
   m.eval_metrics = eval.metrics;
@@ -244,6 +275,12 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   if (state_.steps > 0) {
     m.step_time_ms = 1e3 * state_.step_seconds / static_cast<double>(state_.steps);
     m.tokens_per_s = static_cast<double>(state_.tokens) / std::max(1e-9, state_.step_seconds);
+  }
+  if (const auto* parallel = options_.parallel; parallel && state_.steps > 0) {
+    m.ranks = parallel->size();
+    m.all_reduce_ms = 1e3 * (parallel->gradient_seconds() - all_reduce_seconds_at_epoch_) /
+                      static_cast<double>(state_.steps);
+    m.all_reduce_mb = static_cast<double>(parallel->gradient_bytes()) / 1e6;
   }
   m.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - memory_baseline_)) / 1e6;
   m.elapsed_s = elapsed_s;
@@ -291,17 +328,24 @@ RunResult Trainer::run() {
     return result;
   };
   // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
-  const auto generator = at::detail::getDefaultCPUGenerator();
+  auto generator = at::detail::getDefaultCPUGenerator();
   reset_peak_rss();
+  bool agreed_stop = false;
+  if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
   while (state_.epoch < config_.epochs) {
     // A resumed run skips the batches its epoch already trained on.
+    auto* parallel = options_.parallel;
+    const Shard shard = parallel ? Shard{parallel->rank(), parallel->size()} : Shard{};
     const auto stream = data_.train->batches(config_.batch_size, epoch_seed(config_.seed, state_.epoch),
-                                             state_.step_in_epoch);
+                                             state_.step_in_epoch, shard);
     bool stop = false, interrupted = false;
     Batch host_batch;
     while (state_.step_in_epoch < batches) {
-      if (options_.stop && options_.stop->load()) {
+      // Data-parallel ranks stop where they agreed to (the previous step's all-reduce carries
+      // each rank's request), so none waits in a collective for a rank that has left.
+      const bool asked = options_.stop && options_.stop->load();
+      if (parallel ? agreed_stop : asked) {
         interrupted = true;
         break;
       }
@@ -318,8 +362,22 @@ RunResult Trainer::run() {
       if (const int64_t length = config_.length_at(state_.epoch, state_.step); length > 0)
         host_batch = cut_tokens(std::move(host_batch), length);
       const auto t0 = Clock::now();
+      // Data-parallel ranks draw corruption and dropout from a stream of their own per step:
+      // decorrelated across ranks, and the same again after a resume.
+      if (parallel) generator.set_current_seed(step_seed(config_.seed, state_.step, parallel->rank()));
       const auto batch = task_->prepare(std::move(host_batch), generator).to(device_);
-      const auto r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch);
+      StepResult r;
+      try {
+        r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch, parallel, asked);
+      } catch (const LostRank& e) {
+        // The step failed before its update: the model is that of the last step, consistent.
+        if (!save()) throw;
+        throw LostRank(std::string(e.what()) +
+                       (options_.checkpoint.empty() ? std::string(" (no checkpoint: start afresh)")
+                                                    : "; checkpoint " + options_.checkpoint +
+                                                          " holds step " + std::to_string(state_.step)));
+      }
+      agreed_stop = agreed_stop || r.stop;
       const double seconds = seconds_since(t0);
       if (!r.finite)
         return diverged("the objective became " + std::to_string(r.objective) + " at epoch " +
@@ -379,8 +437,11 @@ RunResult Trainer::run() {
       return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
     result.epochs.push_back(std::move(metrics));
     reset_peak_rss();
+    if (parallel) all_reduce_seconds_at_epoch_ = parallel->gradient_seconds();
     if (stop) break;
   }
+  // No rank leaves (taking rank 0's rendezvous store with it) before all are done.
+  if (options_.parallel) options_.parallel->barrier();
   result.steps = state_.step;
   const bool done = finished();
   result.status = done ? RunStatus::Completed : RunStatus::StepLimit;

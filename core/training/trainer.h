@@ -27,6 +27,8 @@ class Optimizer;
 
 namespace comera {
 
+class DataParallel;
+
 // Where a run stands, for a progress line.
 struct TrainingProgress {
   bool evaluating = false;  // the epoch's evaluation has begun (the rest is the last step's)
@@ -59,6 +61,9 @@ struct TrainerOptions {
   // Set (e.g. by a signal handler) to stop at the next step: the checkpoint is written and the
   // run ends Interrupted, resumable.
   const std::atomic<bool>* stop = nullptr;
+  // Data-parallel: this process is one rank of the run (core/distributed/data_parallel.h). Every
+  // rank builds the same trainer; rank 0 alone writes the checkpoint and should alone report.
+  DataParallel* parallel = nullptr;
 };
 
 enum class RunStatus { Completed, StepLimit, Diverged, Interrupted };
@@ -118,6 +123,8 @@ class Trainer {
   std::unique_ptr<Objective> objective_;
   TrainerState state_;
   bool resumed_ = false;
+  // Gradient all-reduce seconds (cumulative) at the start of the epoch in progress.
+  double all_reduce_seconds_at_epoch_ = 0;
   int64_t memory_baseline_ = 0;
   int64_t saved_step_ = -1;  // step of the last checkpoint written (or resumed from); -1: none
   std::unique_ptr<CheckpointLock> lock_;

@@ -26,13 +26,19 @@ struct StepResult {
   int64_t predictions = 0;  // examples, or masked tokens
   int64_t tokens = 0;       // inputs processed
   bool finite = true;       // false: the objective was NaN/inf, nothing was updated
+  bool stop = false;        // a stop was requested (on any rank, when data-parallel)
 };
+
+class DataParallel;
 
 // `batch` has been through task.prepare and lies on the model's device. The step reads the
 // device once, after the forward pass: the NaN guard and the reported values need the
-// objective before anything is updated.
+// objective before anything is updated. With `parallel`, `batch` is this rank's shard: the
+// reported values are the whole batch's, the gradients summed over the ranks
+// (data_parallel.h), and `stop_requested` is agreed on, so all ranks stop at the same step.
 StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
-                         double clip_grad_norm, const Batch& batch);
+                         double clip_grad_norm, const Batch& batch, DataParallel* parallel = nullptr,
+                         bool stop_requested = false);
 
 // Scales the gradients so that their joint 2-norm is at most max_norm (as
 // torch::nn::utils::clip_grad_norm_), computed on the device without reading it back.
@@ -47,8 +53,11 @@ struct EvalResult {
 };
 
 // The whole set in order, the last batch short (nothing dropped), on `device`; the model's
-// train/eval mode is restored afterwards. Random corruption comes from a fixed seed, so every
-// evaluation of a run scores the same inputs. Reads the device once, at the end.
-EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device);
+// train/eval mode is restored afterwards. Random corruption comes from a fixed seed per batch,
+// so every evaluation of a run scores the same inputs, whichever rank scores a batch. Reads the
+// device once, at the end. With `parallel`, rank r scores batches r, r + W, ... and the results
+// are combined over the ranks (every rank returns the same).
+EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device,
+                    DataParallel* parallel = nullptr);
 
 }  // namespace comera

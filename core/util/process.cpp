@@ -61,7 +61,8 @@ Pipe make_pipe(const std::string& what) {
 }
 
 pid_t spawn(const std::vector<std::string>& argv, int in, int out, ErrorOutput errors,
-            const std::string& what) {
+            const std::string& what, char* const* envp = environ,
+            const posix_spawnattr_t* attributes = nullptr) {
   if (argv.empty()) throw Error(what + ": no program to run");
   posix_spawn_file_actions_t actions;
   posix_spawn_file_actions_init(&actions);
@@ -74,7 +75,7 @@ pid_t spawn(const std::vector<std::string>& argv, int in, int out, ErrorOutput e
   for (const auto& a : argv) args.push_back(const_cast<char*>(a.c_str()));
   args.push_back(nullptr);
   pid_t pid = 0;
-  const int spawned = ::posix_spawnp(&pid, args[0], &actions, nullptr, args.data(), environ);
+  const int spawned = ::posix_spawnp(&pid, args[0], &actions, attributes, args.data(), envp);
   posix_spawn_file_actions_destroy(&actions);
   if (spawned != 0) throw Error(what + ": cannot run '" + argv[0] + "': " + std::strerror(spawned));
   return pid;
@@ -151,5 +152,47 @@ pid_t start_process(const std::vector<std::string>& argv, const std::string& log
 }
 
 int wait_process(pid_t pid) { return exit_status(raw_wait(pid)); }
+
+pid_t start_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                  const std::string& what) {
+  std::vector<std::string> vars;
+  for (char** e = environ; e && *e; ++e) {
+    const std::string item(*e);
+    if (!env.count(item.substr(0, item.find('=')))) vars.push_back(item);
+  }
+  for (const auto& [name, value] : env) vars.push_back(name + "=" + value);
+  std::vector<char*> envp;
+  for (auto& v : vars) envp.push_back(v.data());
+  envp.push_back(nullptr);
+  posix_spawnattr_t attributes;
+  posix_spawnattr_init(&attributes);
+  posix_spawnattr_setflags(&attributes, POSIX_SPAWN_SETPGROUP);
+  posix_spawnattr_setpgroup(&attributes, 0);
+  try {
+    const pid_t pid = spawn(argv, STDIN_FILENO, STDOUT_FILENO, ErrorOutput::Inherit, what,
+                            envp.data(), &attributes);
+    posix_spawnattr_destroy(&attributes);
+    return pid;
+  } catch (...) {
+    posix_spawnattr_destroy(&attributes);
+    throw;
+  }
+}
+
+std::optional<int> poll_process(pid_t pid) {
+  int status = 0;
+  pid_t done;
+  while ((done = ::waitpid(pid, &status, WNOHANG)) < 0)
+    if (errno != EINTR) return -1;
+  if (done == 0) return std::nullopt;
+  return status;
+}
+
+std::string describe_status(int raw) {
+  if (raw >= 0 && WIFEXITED(raw)) return "exit status " + std::to_string(WEXITSTATUS(raw));
+  if (raw >= 0 && WIFSIGNALED(raw))
+    return "killed by signal " + std::to_string(WTERMSIG(raw)) + " (" + ::strsignal(WTERMSIG(raw)) + ")";
+  return "ended (status unknown)";
+}
 
 }  // namespace comera

@@ -5,6 +5,8 @@
 #include <sys/types.h>
 
 #include <functional>
+#include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -38,5 +40,14 @@ pid_t start_process(const std::vector<std::string>& argv, const std::string& log
                     const std::string& what);
 // Waits for a started process: its exit status, or -1 when a signal ended it.
 int wait_process(pid_t pid);
+
+// Starts argv[0] with our standard streams and environment, `env` added or replacing, in a
+// process group of its own (a terminal's Ctrl-C then reaches only us, and we pass it on once).
+pid_t start_child(const std::vector<std::string>& argv, const std::map<std::string, std::string>& env,
+                  const std::string& what);
+// Without blocking: a started process's raw wait status once it has ended, nullopt while it runs.
+std::optional<int> poll_process(pid_t pid);
+// A raw wait status in words: "exit status 1", "killed by signal 9 (Killed)".
+std::string describe_status(int raw);
 
 }  // namespace comera

@@ -1,5 +1,7 @@
 // `comera train`: trains an experiment config with the bi-objective trainer, checkpointing as it
 // goes, and records the run and its per-epoch metrics in the results database.
+#include "core/distributed/data_parallel.h"
+#include "core/distributed/world.h"
 #include "core/layers/size.h"
 #include "core/training/experiment.h"
 #include "core/util/config_reader.h"
@@ -7,9 +9,11 @@
 #include "core/util/error.h"
 #include "core/util/memory.h"
 #include "core/util/output_file.h"
+#include "core/util/threads.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/cli/stop_signals.h"
+#include "search/cli/rank_launcher.h"
 #include "search/cli/training_output.h"
 #include "search/environment.h"
 #include "search/runs/recorded_run.h"
@@ -29,6 +33,12 @@
 
 namespace comera::cli {
 namespace {
+
+// Where the ranks other than 0 send what rank 0 alone reports.
+std::ostream& null_stream() {
+  static std::ostream discard(nullptr);
+  return discard;
+}
 
 // The trial a checkpoint belongs to, kept beside it so that --resume continues that trial.
 struct TrialLink {
@@ -71,6 +81,7 @@ ExperimentConfig experiment_with_overrides(const cxxopts::ParseResult& r) {
   if (r.count("eval-limit")) set("eval-limit", "data.eval_limit", r["eval-limit"].as<int64_t>());
   if (r.count("device")) set("device", "training.device", r["device"].as<std::string>());
   if (r.count("tune")) set("tune", "training.contraction", "tuned");
+  if (r.count("nproc")) set("nproc", "training.nproc", r["nproc"].as<int64_t>());
   try {
     return parse_experiment(json, file);
   } catch (const Error& e) {
@@ -123,6 +134,19 @@ int run(int argc, char** argv) {
       "device", "Where to compute: cpu, cuda or cuda:N (overrides training.device)",
       cxxopts::value<std::string>())(
       "quiet", "No live progress line (epoch summaries are still printed)")(
+      "nproc", "Data-parallel ranks to start on this host (training.nproc; c10d Gloo on "
+      "127.0.0.1, --threads each, default the cores shared out). Under torchrun or srun "
+      "(RANK, WORLD_SIZE, MASTER_ADDR, MASTER_PORT set) this process is one rank instead",
+      cxxopts::value<int64_t>())(
+      "timeout", "Seconds a data-parallel rank waits for the others (rendezvous, each "
+      "collective) before it ends with an error naming the lost rank",
+      cxxopts::value<int>()->default_value("300"))(
+      "stop-at", "Stop (resumably) once this many steps are done in total; unlike --max-steps "
+      "the run keeps its config, so --resume goes on with the same learning-rate schedule",
+      cxxopts::value<int64_t>())(
+      "trial", "Record into this trial of the database, already claimed by --worker (what a "
+      "sweep worker passes when it launches a multi-rank trial)", cxxopts::value<int64_t>())(
+      "worker", "The worker holding --trial", cxxopts::value<std::string>())(
       "json", "Print the run's result and per-epoch metrics as JSON");
   add_db_option(options);
   auto parsed = parse(options, argc, argv);
@@ -144,49 +168,87 @@ int run(int argc, char** argv) {
   }
   if (r.count("init")) e.training.init_from = r["init"].as<std::string>();
   require_device(parse_device(e.training.device, "training.device"));
+  if (r.count("trial") != r.count("worker")) throw Error("give --trial and --worker together");
+  const int timeout_s = r["timeout"].as<int>();
+  if (timeout_s < 1) throw Error("--timeout " + std::to_string(timeout_s) + ": give at least 1 second");
+
+  const auto world = world_from(process_environment());
+  if (!world && e.training.nproc > 1) {
+    if (!collectives_available())
+      throw Error("training.nproc is " + std::to_string(e.training.nproc) +
+                  " but this build has no c10d collectives: install libgloo-dev (scripts/setup.sh) "
+                  "and rebuild, or train with one process");
+    LaunchOptions launch;
+    launch.argv = {argv[0], "train"};
+    launch.argv.insert(launch.argv.end(), argv + 1, argv + argc);
+    launch.nproc = static_cast<int>(e.training.nproc);
+    const int asked = r["threads"].as<int>();
+    launch.threads_per_rank = asked > 0 ? asked : std::max(1, available_cores() / launch.nproc);
+    launch.grace = std::chrono::seconds(timeout_s + 30);
+    launch.say = [](const std::string& text) { std::cerr << text << std::endl; };
+    return launch_local_ranks(launch);
+  }
+  // Rank 0 (or the only process) records and reports; the other ranks train silently.
+  const bool root = !world || world->is_root();
+  std::unique_ptr<DataParallel> parallel;
+  if (world) {
+    if (root)
+      std::cerr << "rank 0 of " << world->size << ": waiting for the ranks at " << world->master_addr
+                << ":" << world->master_port << "..." << std::endl;
+    parallel = std::make_unique<DataParallel>(*world, std::chrono::seconds(timeout_s));
+  }
+  std::ostream& out = root ? std::cerr : null_stream();
   // The database before the data and the model: a database that cannot be written fails now.
   std::unique_ptr<store::ResultsDb> db;
-  if (!r.count("no-db")) db = std::make_unique<store::ResultsDb>(store::ResultsDb::open(db_path(r)));
+  if (!r.count("no-db") && root) db = std::make_unique<store::ResultsDb>(store::ResultsDb::open(db_path(r)));
 
   const std::string checkpoint =
       r.count("checkpoint") ? r["checkpoint"].as<std::string>() : default_checkpoint(e);
   const bool resume = r.count("resume") > 0;
   if (resume && !std::filesystem::exists(checkpoint))
-    std::cerr << "no checkpoint " << checkpoint << " of this config (its settings and seed): "
+    out << "no checkpoint " << checkpoint << " of this config (its settings and seed): "
               << "starting a new run" << std::endl;
 
-  std::cerr << "loading data..." << std::endl;
+  out << "loading data..." << std::endl;
   auto data = load_task_data(e.data);
-  std::cerr << "data: " << (data.synthetic ? "SYNTHETIC, " : "") << data.train->size() << " training "
+  out << "data: " << (data.synthetic ? "SYNTHETIC, " : "") << data.train->size() << " training "
             << data.train->unit() << " (" << data.train_file << "), " << data.eval->size()
             << " evaluation " << data.eval->unit() << " (" << data.eval_file << ")"
             << (data.skipped ? ", " + std::to_string(data.skipped) + " malformed lines skipped" : "")
             << std::endl;
 
-  ProgressLine line(!r.count("quiet"), true);
+  ProgressLine line(root && !r.count("quiet"), root);
   RecordedRunOptions ro;
   ro.checkpoint = checkpoint;
   ro.resume = resume;
   ro.memory_baseline = baseline;
   ro.stop = &stop_on_signals();
+  ro.parallel = parallel.get();
+  if (r.count("stop-at")) ro.stop_at_step = r["stop-at"].as<int64_t>();
   ro.configure_trainer = [&line](TrainerOptions& t) { show_training(t, line); };
-  ro.on_message = [&line](const std::string& text) { line.finish(text); };
+  ro.on_message = [&line, root](const std::string& text) {
+    if (root) line.finish(text);
+  };
   // The trial is made once the trainer is built (a bad config or checkpoint makes none).
   RecordedRun run(e, std::move(data), ro, db.get());
   auto& trainer = run.trainer();
   const auto size = model_size(trainer.model());
-  std::cerr << "model: " << e.model.kind << ", " << e.model.summary() << ", "
+  out << "model: " << e.model.kind << ", " << e.model.summary() << ", "
             << size.total_params << " parameters (" << size.megabytes() << " MB), "
             << size.compression() << "x smaller than dense (" << size.dense_model_params << ")"
             << (trainer.resumed() ? "; resumed at step " + std::to_string(trainer.state().step) : "")
-            << "; on " << trainer.device() << std::endl;
+            << "; on " << trainer.device()
+            << (world ? ", " + std::to_string(world->size) + " data-parallel ranks" : "") << std::endl;
   if (trainer.finished()) {
-    std::cerr << "nothing to do: the run in " << checkpoint << " has already ended" << std::endl;
+    out << "nothing to do: the run in " << checkpoint << " has already ended" << std::endl;
     return 0;
   }
 
   int64_t trial_id = 0;
-  if (db) {
+  if (db && r.count("trial")) {
+    trial_id = r["trial"].as<int64_t>();
+    run.record_in(*db, trial_id, r["worker"].as<std::string>());
+  } else if (db) {
     const auto worker = worker_id(checkpoint);
     auto link = trainer.resumed() ? read_link(checkpoint) : std::nullopt;
     // Continue the checkpoint's trial unless it has ended (a run taken further is a new trial).
@@ -205,12 +267,12 @@ int run(int argc, char** argv) {
     }
     trial_id = link->trial;
     run.record_in(*db, trial_id, worker);
-    std::cerr << "recording as trial " << trial_id << " in " << db->path() << std::endl;
+    out << "recording as trial " << trial_id << " in " << db->path() << std::endl;
   }
 
   const RunResult result = run.run();
-  std::cerr << run_status_name(result.status) << ": " << result.message << std::endl;
-  if (r.count("json")) {
+  out << run_status_name(result.status) << ": " << result.message << std::endl;
+  if (r.count("json") && root) {
     nlohmann::json epochs = nlohmann::json::array();
     for (const auto& m : result.epochs) epochs.push_back(m.to_json());
     std::cout << nlohmann::json{{"experiment", e.to_json()},

@@ -22,6 +22,8 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
   t.resume = options_.resume;
   t.memory_baseline = options_.memory_baseline;
   t.stop = options_.stop;
+  t.parallel = options_.parallel;
+  t.stop_at_step = options_.stop_at_step;
   t.on_epoch = [this](const EpochMetrics& m) {
     if (recorder_) recorder_->epoch(m);
     plan_layers();

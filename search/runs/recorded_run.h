@@ -24,6 +24,8 @@ struct RecordedRunOptions {
   bool resume = true;      // continue from the checkpoint when it exists
   int64_t memory_baseline = -1;
   const std::atomic<bool>* stop = nullptr;  // see TrainerOptions::stop
+  DataParallel* parallel = nullptr;         // see TrainerOptions::parallel
+  int64_t stop_at_step = 0;                 // see TrainerOptions::stop_at_step
   // Sets the trainer's progress and notice callbacks.
   std::function<void(TrainerOptions&)> configure_trainer;
   // Lines worth showing (contraction plans chosen, the tuner's measurements).

@@ -1,0 +1,28 @@
+#pragma once
+// `comera train --nproc N`: the local launcher (what torchrun's standalone mode does). Starts N
+// ranks of the same command on this host with torchrun's variables and a free port on
+// 127.0.0.1, passes a stop signal on to them once, and when a rank fails gives the others
+// `grace` to end on their own (each names the lost rank) before stopping them.
+#include <chrono>
+#include <functional>
+#include <string>
+#include <vector>
+
+namespace comera::cli {
+
+struct LaunchOptions {
+  std::vector<std::string> argv;  // program, command name and options (the program is ignored)
+  int nproc = 2;
+  int threads_per_rank = 1;       // each rank's --threads
+  std::chrono::seconds grace{30};
+  std::function<void(const std::string&)> say;
+};
+
+// The exit code of the run: 0 when every rank succeeded, else rank 0's if it failed, else the
+// first failed rank's (1 for a rank killed by a signal other than ours).
+int launch_local_ranks(const LaunchOptions& options);
+
+// `argv` without its --nproc option and with --threads set to `threads`.
+std::vector<std::string> rank_arguments(const std::vector<std::string>& argv, int threads);
+
+}  // namespace comera::cli
