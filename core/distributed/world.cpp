@@ -2,6 +2,8 @@
 
 #include "core/util/error.h"
 
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 extern char** environ;
@@ -73,6 +75,21 @@ std::optional<World> world_from(const EnvironmentVars& env) {
   if (const auto* addr = find(env, "MASTER_ADDR")) w.master_addr = *addr;
   w.master_port = first_number(env, {"MASTER_PORT"}, 1, 65535, w.master_port);
   return w;
+}
+
+int free_local_port() {
+  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) throw Error("cannot open a socket to find a free port on 127.0.0.1");
+  sockaddr_in addr{};
+  addr.sin_family = AF_INET;
+  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  socklen_t length = sizeof addr;
+  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
+                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0;
+  ::close(fd);
+  if (!ok)
+    throw Error("cannot find a free port on 127.0.0.1 (set MASTER_PORT and launch the ranks yourself)");
+  return ntohs(addr.sin_port);
 }
 
 EnvironmentVars rank_environment(int rank, int size, const std::string& master_addr, int master_port) {

@@ -26,6 +26,10 @@ EnvironmentVars process_environment();
 // WORLD_SIZE, or WORLD_SIZE 1). A malformed or inconsistent value is an error naming the variable.
 std::optional<World> world_from(const EnvironmentVars& env);
 
+// A port free on 127.0.0.1 just now: the kernel hands one out and takes it back (torchrun picks
+// its port the same way; another process may take it in the moment before rank 0 binds it).
+int free_local_port();
+
 // The variables a launcher gives rank `rank` of `size` local ranks (torchrun's names).
 EnvironmentVars rank_environment(int rank, int size, const std::string& master_addr, int master_port);
 

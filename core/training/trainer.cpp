@@ -371,7 +371,7 @@ RunResult Trainer::run() {
         r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch, parallel, asked);
       } catch (const LostRank& e) {
         // The step failed before its update: the model is that of the last step, consistent.
-        if (!save()) throw;
+        if (!parallel->world().is_root() || !save()) throw;
         throw LostRank(std::string(e.what()) +
                        (options_.checkpoint.empty() ? std::string(" (no checkpoint: start afresh)")
                                                     : "; checkpoint " + options_.checkpoint +

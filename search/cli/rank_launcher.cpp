@@ -5,8 +5,6 @@
 #include "core/util/process.h"
 #include "search/cli/stop_signals.h"
 
-#include <netinet/in.h>
-#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -19,22 +17,6 @@ namespace comera::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
-
-// A port the kernel has just handed out and taken back: free unless another process grabs it
-// in the moment before rank 0 binds it (torchrun picks its port the same way).
-int free_port() {
-  const int fd = ::socket(AF_INET, SOCK_STREAM, 0);
-  if (fd < 0) throw Error("--nproc: cannot open a socket to find a free port");
-  sockaddr_in addr{};
-  addr.sin_family = AF_INET;
-  addr.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
-  socklen_t length = sizeof addr;
-  const bool ok = ::bind(fd, reinterpret_cast<sockaddr*>(&addr), sizeof addr) == 0 &&
-                  ::getsockname(fd, reinterpret_cast<sockaddr*>(&addr), &length) == 0;
-  ::close(fd);
-  if (!ok) throw Error("--nproc: cannot find a free port on 127.0.0.1 (set MASTER_PORT and launch the ranks yourself)");
-  return ntohs(addr.sin_port);
-}
 
 bool is_option(const std::string& arg, const std::string& name) {
   return arg == "--" + name || arg.rfind("--" + name + "=", 0) == 0;
@@ -59,7 +41,7 @@ std::vector<std::string> rank_arguments(const std::vector<std::string>& argv, in
 
 int launch_local_ranks(const LaunchOptions& o) {
   const auto& stop = stop_on_signals();
-  const int port = free_port();
+  const int port = free_local_port();
   std::vector<std::string> argv = {"/proc/self/exe"};
   for (auto& a : rank_arguments(o.argv, o.threads_per_rank)) argv.push_back(a);
   std::vector<pid_t> pids;

@@ -1,0 +1,266 @@
+// Data-parallel training (core/distributed): the launcher's environment, batch shards, flat
+// gradient buckets against hand-computed sums, and whole runs through the CLI: 2 ranks x B/2
+// against 1 rank x B through a truncation, the late stage and a checkpoint/resume, and a rank
+// killed mid-run. Every process talks over 127.0.0.1 only, and every wait is bounded.
+#include "core/data/dataset.h"
+#include "core/distributed/collective.h"
+#include "core/distributed/gradient_buckets.h"
+#include "core/distributed/world.h"
+#include "core/training/checkpoint.h"
+#include "core/training/experiment.h"
+#include "core/util/error.h"
+#include "core/util/source_dir.h"
+#include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
+
+#include <ATen/ATen.h>
+#include <nlohmann/json.hpp>
+#include <sys/wait.h>
+#include <torch/nn/module.h>
+
+#include <chrono>
+#include <csignal>
+#include <filesystem>
+#include <fstream>
+#include <thread>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+
+TEST_CASE("the world comes from torchrun's variables, or srun's", "[data_parallel]") {
+  CHECK_FALSE(world_from({}).has_value());
+  CHECK_FALSE(world_from({{"WORLD_SIZE", "1"}, {"RANK", "0"}}).has_value());
+  const auto w = world_from({{"WORLD_SIZE", "4"}, {"RANK", "3"}, {"LOCAL_RANK", "1"},
+                             {"LOCAL_WORLD_SIZE", "2"}, {"MASTER_ADDR", "node7"}, {"MASTER_PORT", "29511"}});
+  REQUIRE(w.has_value());
+  CHECK(w->rank == 3);
+  CHECK(w->size == 4);
+  CHECK(w->local_rank == 1);
+  CHECK(w->local_size == 2);
+  CHECK(w->master_addr == "node7");
+  CHECK(w->master_port == 29511);
+  CHECK_FALSE(w->is_root());
+  // srun: its task variables, once MASTER_ADDR says where rank 0 is.
+  CHECK_FALSE(world_from({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "1"}}).has_value());
+  const auto s = world_from({{"SLURM_NTASKS", "2"}, {"SLURM_PROCID", "1"}, {"SLURM_LOCALID", "0"},
+                             {"MASTER_ADDR", "10.0.0.1"}});
+  REQUIRE(s.has_value());
+  CHECK(s->rank == 1);
+  CHECK(s->size == 2);
+  CHECK(s->local_rank == 0);
+  CHECK(s->master_port == 29500);
+  CHECK_THROWS_WITH(world_from({{"WORLD_SIZE", "2"}}), Contains("RANK is not set"));
+  CHECK_THROWS_WITH(world_from({{"WORLD_SIZE", "2"}, {"RANK", "2"}}), Contains("RANK=2"));
+  CHECK_THROWS_WITH(world_from({{"WORLD_SIZE", "two"}, {"RANK", "0"}}), Contains("WORLD_SIZE=two"));
+  CHECK_THROWS_WITH(world_from({{"WORLD_SIZE", "2"}, {"RANK", "0"}, {"MASTER_PORT", "70000"}}),
+                    Contains("MASTER_PORT=70000"));
+  const auto env = rank_environment(1, 2, "127.0.0.1", 4000);
+  const auto back = world_from(env);
+  REQUIRE(back.has_value());
+  CHECK(back->rank == 1);
+  CHECK(back->size == 2);
+  CHECK(back->master_port == 4000);
+}
+
+TEST_CASE("the shards of a batch are the batch, in order, split as evenly as can be", "[data_parallel]") {
+  // 7 examples over 3 ranks: 7*r/3 -> 0, 2, 4, 7.
+  CHECK(Shard{0, 3}.range(7) == std::make_pair<int64_t, int64_t>(0, 2));
+  CHECK(Shard{1, 3}.range(7) == std::make_pair<int64_t, int64_t>(2, 4));
+  CHECK(Shard{2, 3}.range(7) == std::make_pair<int64_t, int64_t>(4, 7));
+  // A batch shorter than the ranks leaves a rank empty.
+  CHECK(Shard{0, 2}.range(1) == std::make_pair<int64_t, int64_t>(0, 0));
+  CHECK(Shard{1, 2}.range(1) == std::make_pair<int64_t, int64_t>(0, 1));
+  CHECK(Shard{}.range(5) == std::make_pair<int64_t, int64_t>(0, 5));
+}
+
+TEST_CASE("gradient buckets sum weighted gradients and follow shape changes", "[data_parallel]") {
+  if (!collectives_available()) return;
+  World world;
+  world.master_port = free_local_port();
+  Collective one(world, std::chrono::seconds(20));
+  // 40-byte buckets: the 6-float and 5-float gradients fall into buckets of their own.
+  GradientBuckets buckets(40);
+  auto a = at::arange(6, at::kFloat).view({3, 2}).requires_grad_(), b = at::ones({5}).requires_grad_(),
+       unused = at::zeros({4}).requires_grad_(), wide = at::ones({2}, at::kDouble).requires_grad_();
+  a.mutable_grad() = at::tensor({1, 2, 3, 4, 5, 6}, at::kFloat).view({3, 2});
+  b.mutable_grad() = at::full({5}, -2.0);
+  wide.mutable_grad() = at::tensor({0.25, 8.0}, at::kDouble);
+  buckets.reduce({a, b, unused, wide}, 0.5, one);
+  CHECK(at::equal(a.grad(), at::tensor({0.5, 1.0, 1.5, 2.0, 2.5, 3.0}, at::kFloat).view({3, 2})));
+  CHECK(at::equal(b.grad(), at::full({5}, -1.0)));
+  CHECK_FALSE(unused.grad().defined());  // no rank had one: the optimiser skips it
+  CHECK(at::equal(wide.grad(), at::tensor({0.125, 4.0}, at::kDouble)));
+  CHECK(buckets.rebuilds() == 1);
+  // 6 + 5 + 4 floats with their 3 flags, 2 doubles with theirs.
+  CHECK(buckets.elements() == 6 + 5 + 4 + 3 + 2 + 1);
+  // Truncation cut `a` to 2 x 2: the buckets are rebuilt for the new shapes.
+  auto cut = at::zeros({2, 2}).requires_grad_();
+  cut.mutable_grad() = at::full({2, 2}, 4.0);
+  buckets.reduce({cut, b}, 0.25, one);
+  CHECK(buckets.rebuilds() == 2);
+  CHECK(at::equal(cut.grad(), at::full({2, 2}, 1.0)));
+  CHECK(buckets.elements() == 4 + 5 + 2);
+  buckets.reduce({cut, b}, 1.0, one);
+  CHECK(buckets.rebuilds() == 2);
+}
+
+namespace {
+
+// An MNLI-format folder of 48 training and 16 evaluation pairs made of a few words, labels in turn.
+void write_pairs(const std::string& dir, int train, int eval) {
+  const std::vector<std::string> words = {"red", "cat", "runs", "blue", "dog", "sleeps", "a",
+                                          "green", "bird", "sings", "the", "old", "man", "walks"};
+  const std::vector<std::string> labels = {"entailment", "neutral", "contradiction"};
+  auto write = [&](const std::string& file, int n, int offset) {
+    std::ofstream out(dir + "/" + file);
+    out << "index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\tsentence2_binary_parse\t"
+           "sentence1_parse\tsentence2_parse\tsentence1\tsentence2\tlabel1\tgold_label\n";
+    for (int i = 0; i < n; ++i) {
+      const int k = i + offset;
+      std::string s1, s2;
+      for (int w = 0; w < 4 + k % 3; ++w) s1 += (w ? " " : "") + words[(k * 7 + w * 3) % words.size()];
+      for (int w = 0; w < 3 + k % 2; ++w) s2 += (w ? " " : "") + words[(k * 5 + w * 2) % words.size()];
+      const auto& label = labels[static_cast<size_t>(k) % 3];
+      out << k << "\t" << k << "\t" << k << "x\tfiction\t-\t-\t-\t-\t" << s1 << "\t" << s2 << "\t"
+          << label << "\t" << label << "\n";
+    }
+  };
+  write("train.tsv", train, 0);
+  write("dev_matched.tsv", eval, 1000);
+}
+
+nlohmann::json experiment(const std::string& data_dir, int epochs, int64_t checkpoint_every) {
+  return {{"name", "dp"},
+          {"model",
+           {{"vocab", 30522}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
+            {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0}, {"rank_threshold", 0.97},
+            {"tensorized", {{"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 4}}},
+                            {"ffn_in", {{"in_modes", {4, 2}}, {"out_modes", {4, 4}}, {"ranks", 4}}}}}}},
+          {"training",
+           {{"epochs", epochs}, {"batch_size", 8}, {"eval_batch_size", 8}, {"seed", 5},
+            {"checkpoint_every_steps", checkpoint_every},
+            {"optimizer", {{"lr_cores", 0.01}, {"lr_ranks", 0.05}, {"lr_other", 0.01}}},
+            {"early_stage", {{"gamma", 0.5}}},
+            {"late_stage", {{"start_epoch", 2}, {"loss_target", 0.5}, {"size_ratio", 0.5}}}}},
+          {"data", {{"dir", data_dir}, {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}}};
+}
+
+nlohmann::json run_json(const std::string& args) {
+  const auto r = testing::run_cli(args + " 2>/dev/null");
+  INFO(args << "\n" << r.output);
+  REQUIRE(r.status == 0);
+  return nlohmann::json::parse(r.output.substr(r.output.find('{')));
+}
+
+// The checkpoint's parameters by name, loaded into the experiment's model (its ranks as saved).
+std::map<std::string, at::Tensor> parameters_of(const std::string& checkpoint, const nlohmann::json& json) {
+  const auto e = parse_experiment(json);
+  auto task = e.model.build(e.training.task, DataInfo{});
+  Checkpoint(checkpoint).load_model(task->model());
+  std::map<std::string, at::Tensor> out;
+  for (const auto& item : task->model().named_parameters()) out[item.key()] = item.value().detach().clone();
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("2 ranks with half batches train as 1 rank with whole ones, through truncation and a resume",
+          "[data_parallel]") {
+  if (testing::cli_path().empty() || !collectives_available()) return;
+  testing::TempDir dir;
+  write_pairs(dir.file(""), 48, 16);
+  const auto config = dir.file("dp.json");
+  std::ofstream(config) << experiment(dir.file(""), 4, 0).dump();
+  const std::string base = "train --no-db --quiet --json --threads 1 --config " + config;
+  const auto one = run_json(base + " --checkpoint " + dir.file("one.pt"));
+  // 6 steps an epoch: stop inside the second epoch (after the first truncation), then resume.
+  const auto first = run_json(base + " --nproc 2 --stop-at 9 --checkpoint " + dir.file("two.pt"));
+  CHECK(first.at("status") == "step_limit");
+  const auto rest = run_json(base + " --nproc 2 --resume --checkpoint " + dir.file("two.pt"));
+  CHECK(rest.at("status") == "completed");
+  CHECK(rest.at("steps") == 24);
+
+  // Per-epoch metrics: the whole epochs of both invocations line up with the single run's.
+  std::vector<nlohmann::json> two;
+  for (const auto& m : first.at("epochs"))
+    if (!m.at("partial").get<bool>()) two.push_back(m);
+  for (const auto& m : rest.at("epochs")) two.push_back(m);
+  const auto& single = one.at("epochs");
+  REQUIRE(two.size() == single.size());
+  REQUIRE(single.size() == 4);
+  for (size_t i = 0; i < single.size(); ++i) {
+    INFO("epoch " << i + 1);
+    CHECK(two[i].at("stage") == single[i].at("stage"));
+    CHECK(two[i].at("size") == single[i].at("size"));  // the same ranks cut at the same time
+    CHECK(two[i].at("ranks") == 2);
+    CHECK(two[i].at("all_reduce_mb").get<double>() > 0);
+    CHECK(two[i].at("train_loss").get<double>() ==
+          Approx(single[i].at("train_loss").get<double>()).epsilon(1e-4));
+    CHECK(two[i].at("eval_loss").get<double>() ==
+          Approx(single[i].at("eval_loss").get<double>()).epsilon(1e-4));
+    CHECK(two[i].at("accuracy") == single[i].at("accuracy"));
+  }
+  const auto json = experiment(dir.file(""), 4, 0);
+  const auto a = parameters_of(dir.file("one.pt"), json), b = parameters_of(dir.file("two.pt"), json);
+  REQUIRE(a.size() == b.size());
+  bool truncated = false;
+  for (const auto& [name, value] : a) {
+    INFO(name);
+    REQUIRE(b.count(name));
+    REQUIRE(value.sizes() == b.at(name).sizes());
+    if (name.find(".rank") != std::string::npos && value.numel() < 4) truncated = true;
+    // The key bias shifts every score of a query alike, which softmax ignores: its gradient is
+    // rounding noise, and AdamW turns noise of any size into full steps.
+    if (name.find("key.bias") != std::string::npos) continue;
+    // float32 sums in another order: agreement to a few units in the fifth digit.
+    CHECK(at::allclose(value, b.at(name), 1e-4, 1e-5));
+  }
+  CHECK(truncated);
+}
+
+TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoint to resume from",
+          "[data_parallel]") {
+  if (testing::cli_path().empty() || !collectives_available()) return;
+  testing::TempDir dir;
+  write_pairs(dir.file(""), 400, 16);
+  const auto config = dir.file("dp.json");
+  std::ofstream(config) << experiment(dir.file(""), 200, 5).dump();
+  const auto checkpoint = dir.file("run.pt");
+  const int port = free_local_port();
+  auto start = [&](int rank) {
+    std::vector<std::string> argv = {"env"};
+    for (const auto& [name, value] : rank_environment(rank, 2, "127.0.0.1", port))
+      argv.push_back(name + "=" + value);
+    for (const std::string a : {testing::cli_path(), std::string("train"), std::string("--no-db"),
+                                std::string("--quiet"), std::string("--threads"), std::string("1"),
+                                std::string("--timeout"), std::string("10"), std::string("--config"),
+                                config, std::string("--checkpoint"), checkpoint})
+      argv.push_back(a);
+    return start_process(argv, dir.file("rank" + std::to_string(rank) + ".log"), "rank");
+  };
+  const pid_t rank0 = start(0), rank1 = start(1);
+  using Clock = std::chrono::steady_clock;
+  // Training is under way once rank 0 has written its first checkpoint (every 5 steps).
+  const auto t0 = Clock::now();
+  while (!std::filesystem::exists(checkpoint) && Clock::now() - t0 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  const bool started = std::filesystem::exists(checkpoint);
+  ::kill(rank1, SIGKILL);
+  std::optional<int> status;
+  const auto t1 = Clock::now();
+  while (!(status = poll_process(rank0)) && Clock::now() - t1 < std::chrono::seconds(60))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  if (!status) ::kill(rank0, SIGKILL), poll_process(rank0);
+  wait_process(rank1);
+  std::ifstream in(dir.file("rank0.log"));
+  const std::string log((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+  INFO(log);
+  REQUIRE(started);
+  REQUIRE(status.has_value());  // within the bound, not a hang
+  CHECK(WIFEXITED(*status));
+  CHECK(WEXITSTATUS(*status) != 0);
+  CHECK_THAT(log, Contains("lost rank 1"));
+  CHECK_THAT(log, Contains("resume"));
+  CHECK_THAT(log, Contains("checkpoint " + checkpoint + " holds step"));
+}
