@@ -15,6 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 #include <ATen/ATen.h>
+#include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
 #include <sys/wait.h>
 #include <torch/nn/module.h>
@@ -263,4 +264,36 @@ TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoin
   CHECK_THAT(log, Contains("lost rank 1"));
   CHECK_THAT(log, Contains("resume"));
   CHECK_THAT(log, Contains("checkpoint " + checkpoint + " holds step"));
+}
+
+TEST_CASE("a sweep trial that asks for 2 ranks launches them and records like any trial",
+          "[data_parallel]") {
+  if (testing::cli_path().empty() || !collectives_available()) return;
+  testing::TempDir dir;
+  write_pairs(dir.file(""), 48, 16);
+  const auto spec = dir.file("spec.json");
+  std::ofstream(spec) << nlohmann::json{{"name", "ranks"},
+                                        {"base", experiment(dir.file(""), 3, 0)},
+                                        {"objectives", "size:min,eval_loss:min"},
+                                        {"axes", {{"set", {{"training.nproc", {1, 2}}}}}}}
+                             .dump();
+  const auto db = dir.file("r.db");
+  const auto r = testing::run_cli("sweep " + spec + " --db " + db + " --quiet --no-front --threads 1");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Contains("2 data-parallel ranks"));
+  SQLite::Database sql(db, SQLite::OPEN_READONLY);
+  auto eval_loss = [&](int nproc) {
+    SQLite::Statement q(sql, "SELECT t.state, o.value FROM objectives o JOIN trials t ON t.id = o.trial_id "
+                             "WHERE coalesce(json_extract(t.config, '$.experiment.training.nproc'), 1) = ? "
+                             "AND o.name = 'eval_loss'");
+    q.bind(1, nproc);
+    REQUIRE(q.executeStep());
+    CHECK(q.getColumn(0).getString() == "complete");
+    return q.getColumn(1).getDouble();
+  };
+  CHECK(eval_loss(2) == Approx(eval_loss(1)).epsilon(1e-4));
+  SQLite::Statement epochs(sql, "SELECT count(*) FROM epochs");
+  REQUIRE(epochs.executeStep());
+  CHECK(epochs.getColumn(0).getInt() == 6);
 }

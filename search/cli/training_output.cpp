@@ -89,6 +89,7 @@ sweep::TrialReporting trial_reporting(ProgressLine& line) {
   sweep::TrialReporting r;
   r.on_message = [&line](const std::string& text) { line.finish(text); };
   r.configure_trainer = [&line](TrainerOptions& options) { show_training(options, line); };
+  r.program = "/proc/self/exe";
   return r;
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/training/experiment.h"
 #include "core/util/error.h"
+#include "core/util/process.h"
 #include "search/bench/step_benchmark.h"
 #include "search/runs/recorded_run.h"
 #include "search/runs/trial_recorder.h"
@@ -9,7 +10,11 @@
 
 #include <nlohmann/json.hpp>
 
+#include <csignal>
+#include <filesystem>
+#include <fstream>
 #include <memory>
+#include <thread>
 
 namespace comera::sweep {
 
@@ -61,6 +66,39 @@ const TaskData& TrialRunner::data(const DataConfig& config) {
   return it->second;
 }
 
+store::TrialState TrialRunner::run_ranks(store::ResultsDb& db, const store::Trial& trial,
+                                         const std::string& worker, const nlohmann::json& experiment,
+                                         int64_t nproc) {
+  const std::string name = "trial " + std::to_string(trial.number);
+  if (reporting_.program.empty())
+    throw Error(name + " asks for " + std::to_string(nproc) + " data-parallel ranks (training.nproc), "
+                "which only the comera command can launch (comera sweep)");
+  const auto checkpoint = trial_checkpoint(db.path(), trial);
+  const auto config = checkpoint + ".experiment.json";
+  std::filesystem::create_directories(std::filesystem::path(config).parent_path());
+  std::ofstream(config) << experiment.dump(2);
+  message(name + ": " + std::to_string(nproc) + " data-parallel ranks (comera train --nproc " +
+          std::to_string(nproc) + ")");
+  const pid_t pid = start_child({reporting_.program, "train", "--config", config, "--db", db.path(),
+                                 "--checkpoint", checkpoint, "--resume", "--quiet",
+                                 "--trial", std::to_string(trial.id), "--worker", worker},
+                                {}, name);
+  std::optional<int> status;
+  bool forwarded = false;
+  while (!(status = poll_process(pid))) {
+    if (reporting_.stop && reporting_.stop->load() && !forwarded) ::kill(pid, SIGTERM), forwarded = true;
+    std::this_thread::sleep_for(std::chrono::milliseconds(100));
+  }
+  const auto ended = store::load_trial(db, trial.id);
+  const auto state = ended ? ended->state : store::TrialState::Failed;
+  if (state != store::TrialState::Running) return state;
+  // The ranks ended without recording it (killed before they could): failed, resumable.
+  const std::string error = "its ranks ended (" + describe_status(*status) + ") without recording an outcome";
+  message(name + " failed: " + error);
+  TrialRecorder(db, trial.id, worker).fail(error);
+  return store::TrialState::Failed;
+}
+
 store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& trial,
                                    const std::string& worker) {
   const std::string name = "trial " + std::to_string(trial.number);
@@ -71,6 +109,7 @@ store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& tri
       message(measure_step(db, trial, worker, e));
       return store::TrialState::Complete;
     }
+    if (e.training.nproc > 1) return run_ranks(db, trial, worker, trial.config.at("experiment"), e.training.nproc);
     RecordedRunOptions o;
     o.checkpoint = trial_checkpoint(db.path(), trial);
     o.stop = reporting_.stop;

@@ -11,6 +11,8 @@
 #include <atomic>
 #include <functional>
 #include <map>
+
+#include <nlohmann/json_fwd.hpp>
 #include <string>
 
 namespace comera::sweep {
@@ -22,6 +24,9 @@ struct TrialReporting {
   std::function<void(TrainerOptions&)> configure_trainer;
   // Set by a signal: the running trial checkpoints and ends killed (resumable).
   const std::atomic<bool>* stop = nullptr;
+  // The comera executable, which runs a trial asking for training.nproc > 1 as
+  // `comera train --nproc N` (its ranks need processes of their own); "" = such trials fail.
+  std::string program;
 };
 
 class TrialRunner {
@@ -36,6 +41,10 @@ class TrialRunner {
 
  private:
   const TaskData& data(const DataConfig& config);
+  // A trial of several data-parallel ranks: `comera train --nproc N` records into the trial
+  // (rank 0 holds it as `worker`); its state in the database afterwards is the outcome.
+  store::TrialState run_ranks(store::ResultsDb& db, const store::Trial& trial, const std::string& worker,
+                              const nlohmann::json& experiment, int64_t nproc);
 
   void message(const std::string& text) const;
 
