@@ -10,6 +10,7 @@
 #include "core/training/experiment.h"
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
+#include "search/bench/all_reduce_projection.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
@@ -296,4 +297,38 @@ TEST_CASE("a sweep trial that asks for 2 ranks launches them and records like an
   SQLite::Statement epochs(sql, "SELECT count(*) FROM epochs");
   REQUIRE(epochs.executeStep());
   CHECK(epochs.getColumn(0).getInt() == 6);
+}
+
+TEST_CASE("a ring all-reduce's bytes project to link times by hand", "[data_parallel]") {
+  // 2 ranks: each sends and receives the whole buffer once: 100 MB at 10 Gbit/s is 80 ms.
+  CHECK(ring_all_reduce_seconds(100'000'000, 2, 10) == Approx(0.08));
+  // 4 ranks: 1.5 times the buffer; 1 rank: nothing to send.
+  CHECK(ring_all_reduce_seconds(100'000'000, 4, 10) == Approx(0.12));
+  CHECK(ring_all_reduce_seconds(100'000'000, 1, 10) == 0);
+  CHECK(projected_step_seconds(0.5, 125'000'000, 2, 1) == Approx(1.5));
+}
+
+TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[data_parallel]") {
+  if (testing::cli_path().empty() || !collectives_available()) return;
+  testing::TempDir dir;
+  const auto config = dir.file("dp.json");
+  std::ofstream(config) << experiment(dir.file(""), 3, 0).dump();
+  const auto j = run_json("bench data-parallel --json --seq 8 --batch 4 --warmup 0 --repeats 1 --config " + config);
+  REQUIRE(j.at("rows").size() == 4);
+  for (const auto& row : j.at("rows")) {
+    INFO(row.dump());
+    CHECK(row.at("median_ms").get<double>() > 0);
+    CHECK(row.contains("all_reduce_bytes") == (row.at("ranks") == 2));
+  }
+  // Each all-reduce carries every gradient as float32, and one flag per parameter tensor.
+  std::map<std::string, double> bytes;
+  for (const auto& row : j.at("rows"))
+    if (row.at("ranks") == 2) {
+      const auto b = row.at("all_reduce_bytes").get<int64_t>(), p = row.at("params").get<int64_t>();
+      CHECK(b > 4 * p);
+      CHECK(b < 4 * p + 4 * 200);
+      bytes[row.at("build")] = static_cast<double>(b);
+    }
+  CHECK(j.at("byte_ratio").get<double>() == Approx(bytes.at("dense") / bytes.at("tensorized")));
+  CHECK(j.at("projections").size() == 3);
 }

@@ -1,5 +1,7 @@
 #include "search/bench/step_benchmark.h"
 
+#include "core/data/dataset.h"
+#include "core/distributed/data_parallel.h"
 #include "core/layers/size.h"
 #include "core/training/objective.h"
 #include "core/training/optimizer.h"
@@ -14,6 +16,9 @@
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
 
+#include <algorithm>
+#include <vector>
+
 namespace comera {
 
 double StepBenchmarkResult::tokens_per_s() const {
@@ -25,6 +30,8 @@ nlohmann::json StepBenchmarkResult::to_json() const {
           {"cpu_median_ms", timing.cpu_median_ms}, {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb},
           {"peak_tensor_mb", peak_tensor_mb}, {"params", params},
           {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()}};
+  if (ranks > 1)
+    j.update({{"ranks", ranks}, {"all_reduce_ms", all_reduce_ms}, {"all_reduce_bytes", all_reduce_bytes}});
   if (profile) j["profile"] = profile->to_json();
   return j;
 }
@@ -49,12 +56,29 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
     }
     model.to(device);
     model.train();
+    if (o.parallel) o.parallel->broadcast(model);
     auto optimizer = make_optimizer(model, training.optimizer);
     const Objective objective(training.size_surrogate, training.early, training.late, scale, initial);
     const auto generator = at::detail::getDefaultCPUGenerator();
-    const auto batch = task->synthetic_batch(o.batch, o.length, generator).to(device);
-    const auto step = [&] { training_step(*task, *optimizer, objective, training.clip_grad_norm, batch); };
+    const int ranks = o.parallel ? o.parallel->size() : 1;
+    const int64_t rows = o.parallel ? Shard{o.parallel->rank(), ranks}.range(o.batch).second -
+                                          Shard{o.parallel->rank(), ranks}.range(o.batch).first
+                                    : o.batch;
+    const auto batch = task->synthetic_batch(rows, o.length, generator).to(device);
+    std::vector<double> all_reduce_s;
+    const auto step = [&] {
+      const double before = o.parallel ? o.parallel->gradient_seconds() : 0;
+      training_step(*task, *optimizer, objective, training.clip_grad_norm, batch, o.parallel);
+      if (o.parallel) all_reduce_s.push_back(o.parallel->gradient_seconds() - before);
+    };
     result.timing = time_median([&](int) { step(); }, o.warmup, o.repeats);
+    if (o.parallel) {
+      std::vector<double> measured(all_reduce_s.end() - o.repeats, all_reduce_s.end());
+      std::sort(measured.begin(), measured.end());
+      result.ranks = ranks;
+      result.all_reduce_ms = 1e3 * measured[measured.size() / 2];
+      result.all_reduce_bytes = o.parallel->gradient_bytes();
+    }
     const auto size = model_size(model);
     result.params = size.total_params;
     result.dense_params = size.dense_model_params;

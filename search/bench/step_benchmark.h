@@ -15,12 +15,16 @@
 
 namespace comera {
 
+class DataParallel;
+
 struct StepBenchmarkOptions {
   int64_t batch = 8;
   int64_t length = 128;
   int warmup = 2, repeats = 5;
   uint64_t seed = 0;
   bool profile = false;  // then also `repeats` profiled steps and the GEMM rate
+  // Data-parallel: this process is one rank; it steps on its batch / ranks share of the batch.
+  DataParallel* parallel = nullptr;
 };
 
 struct StepBenchmarkResult {
@@ -30,6 +34,10 @@ struct StepBenchmarkResult {
   int64_t params = 0, dense_params = 0;
   int64_t tokens = 0;      // per step
   std::optional<StepProfile> profile;
+  // Data-parallel only (ranks > 1): the gradient all-reduce per step, median seconds and bytes.
+  int ranks = 1;
+  double all_reduce_ms = 0;
+  int64_t all_reduce_bytes = 0;
   double tokens_per_s() const;
   nlohmann::json to_json() const;
 };

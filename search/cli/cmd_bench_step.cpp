@@ -9,10 +9,16 @@
 #include "core/util/error.h"
 #include "search/cli/bench_child.h"
 #include "search/cli/command.h"
+#include "search/cli/rank_launcher.h"
+#include "core/distributed/data_parallel.h"
+#include "core/distributed/world.h"
+#include "core/util/threads.h"
 
 #include <nlohmann/json.hpp>
 
+#include <chrono>
 #include <cstdio>
+#include <memory>
 #include <iostream>
 
 namespace comera::cli {
@@ -109,11 +115,30 @@ int run(int argc, char** argv) {
       "profile", "Then as many steps again, timed per part (linear layers, attention products, "
       "softmax, embedding, size terms, optimiser, the rest) with FLOPs and GFLOP/s beside this "
       "machine's GEMM rate")(
+      "nproc", "Data-parallel ranks on this host (c10d Gloo on 127.0.0.1), each stepping on its "
+      "share of --batch with --threads threads; rank 0 reports, with the gradient all-reduce's "
+      "time and bytes", cxxopts::value<int>()->default_value("1"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
   if (r.count("compare")) return compare(r);
+  const int nproc = r["nproc"].as<int>();
+  if (nproc < 1) throw Error("--nproc " + std::to_string(nproc) + ": give at least 1");
+  const auto world = world_from(process_environment());
+  if (!world && nproc > 1) {
+    LaunchOptions launch;
+    launch.argv = {argv[0], "bench", "step"};
+    launch.argv.insert(launch.argv.end(), argv + 1, argv + argc);
+    launch.nproc = nproc;
+    const int asked = r["threads"].as<int>();
+    launch.threads_per_rank = asked > 0 ? asked : std::max(1, available_cores() / nproc);
+    launch.say = [](const std::string& text) { std::cerr << text << std::endl; };
+    return launch_local_ranks(launch);
+  }
+  std::unique_ptr<DataParallel> parallel;
+  if (world) parallel = std::make_unique<DataParallel>(*world, std::chrono::seconds(300));
+  const bool root = !world || world->is_root();
   const auto file = r["config"].as<std::string>();
   auto json = read_json_file(file);
   const auto method = r["method"].as<std::string>();
@@ -136,10 +161,12 @@ int run(int argc, char** argv) {
   o.warmup = r["warmup"].as<int>();
   o.repeats = r["repeats"].as<int>();
   o.profile = r.count("profile") > 0;
+  o.parallel = parallel.get();
   if (o.batch < 1 || o.length < 1 || o.repeats < 1)
     throw Error("--batch, --seq and --repeats must be at least 1");
   const std::string build = dense ? "dense" : !e.method.empty() ? e.method : "tensorized";
-  std::cerr << "bench step: " << e.name << " (" << build << "), batch "
+  if (root)
+    std::cerr << "bench step: " << e.name << " (" << build << "), batch "
             << o.batch << " x " << o.length << " tokens, " << o.warmup << " warm-up + " << o.repeats
             << " measured steps..." << std::endl;
   const auto result = benchmark_step(e.model, e.training, o);
@@ -150,6 +177,7 @@ int run(int argc, char** argv) {
   j["batch"] = o.batch;
   j["seq"] = o.length;
   j["blas"] = blas_kernels().describe();
+  if (!root) return 0;
   if (r.count("json")) {
     std::cout << j.dump(2) << std::endl;
     return 0;
