@@ -121,10 +121,13 @@ EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c
   const auto stream = data.batches(batch_size);
   Batch batch;
   const int ranks = parallel ? parallel->size() : 1, rank = parallel ? parallel->rank() : 0;
-  for (uint64_t index = 0; stream->next(batch); ++index) {
-    if (static_cast<int>(index % static_cast<uint64_t>(ranks)) != rank) continue;
-    const auto generator = at::make_generator<at::CPUGeneratorImpl>(kEvalSeed + index);
-    const auto out = task.forward(task.prepare(std::move(batch), generator).to(device));
+  const auto generator = at::make_generator<at::CPUGeneratorImpl>(kEvalSeed);
+  for (int64_t index = 0; stream->next(batch); ++index) {
+    // Every rank draws every batch's corruption (cheap, on the host), so each batch is scored
+    // on the inputs one process would score, whichever rank scores it.
+    auto prepared = task.prepare(std::move(batch), generator);
+    if (index % ranks != rank) continue;
+    const auto out = task.forward(prepared.to(device));
     if (out.predictions == 0) continue;
     if (out.scores.defined()) scores.push_back(out.scores), targets.push_back(out.targets);
     const auto loss = out.loss.to(at::kDouble) * static_cast<double>(out.predictions);

@@ -53,8 +53,8 @@ struct EvalResult {
 };
 
 // The whole set in order, the last batch short (nothing dropped), on `device`; the model's
-// train/eval mode is restored afterwards. Random corruption comes from a fixed seed per batch,
-// so every evaluation of a run scores the same inputs, whichever rank scores a batch. Reads the
+// train/eval mode is restored afterwards. Random corruption comes from a fixed seed, so every
+// evaluation of a run scores the same inputs, whichever rank scores a batch. Reads the
 // device once, at the end. With `parallel`, rank r scores batches r, r + W, ... and the results
 // are combined over the ranks (every rank returns the same).
 EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device,
