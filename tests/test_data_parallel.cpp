@@ -228,13 +228,13 @@ TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoin
   write_pairs(dir.file(""), 400, 16);
   const auto config = dir.file("dp.json");
   std::ofstream(config) << experiment(dir.file(""), 200, 5).dump();
-  const auto checkpoint = dir.file("run.pt");
+  const auto checkpoint = dir.file("run.pt"), db = dir.file("r.db");
   const int port = free_local_port();
   auto start = [&](int rank) {
     std::vector<std::string> argv = {"env"};
     for (const auto& [name, value] : rank_environment(rank, 2, "127.0.0.1", port))
       argv.push_back(name + "=" + value);
-    for (const std::string a : {testing::cli_path(), std::string("train"), std::string("--no-db"),
+    for (const std::string a : {testing::cli_path(), std::string("train"), std::string("--db"), db,
                                 std::string("--quiet"), std::string("--threads"), std::string("1"),
                                 std::string("--timeout"), std::string("10"), std::string("--config"),
                                 config, std::string("--checkpoint"), checkpoint})
@@ -265,6 +265,13 @@ TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoin
   CHECK_THAT(log, Contains("lost rank 1"));
   CHECK_THAT(log, Contains("resume"));
   CHECK_THAT(log, Contains("checkpoint " + checkpoint + " holds step"));
+  // Rank 0 alone recorded the run: one trial, failed with that message, which a resume continues.
+  SQLite::Database sql(db, SQLite::OPEN_READONLY);
+  SQLite::Statement q(sql, "SELECT state, error FROM trials");
+  REQUIRE(q.executeStep());
+  CHECK(q.getColumn(0).getString() == "failed");
+  CHECK_THAT(q.getColumn(1).getString(), Contains("lost rank 1"));
+  CHECK_FALSE(q.executeStep());
 }
 
 TEST_CASE("a sweep trial that asks for 2 ranks launches them and records like any trial",
