@@ -3,6 +3,7 @@
 #include "core/formats/core_chain.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/layers/ttm_embedding.h"
+#include "core/layers/ttm_lookup.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
 #include "tests/support/ttm_reference.h"
@@ -228,4 +229,37 @@ TEST_CASE("TTM pretty_print names the shape", "[ttm_embedding]") {
   CHECK(os.str() ==
         "comera::TTMEmbedding(vocab=30522, dim=768, modes=[16,20,10,10]x[4,4,8,6], "
         "ranks=[1,32,32,32,1], dedup=true)");
+}
+
+TEST_CASE("TTM merged lookup: whole half tables and only the rows used agree with the naive chain",
+          "[ttm_embedding]") {
+  std::mt19937 rng(11);
+  for (int d = 2; d <= 4; ++d)
+    for (int trial = 0; trial < 3; ++trial) {
+      const auto c = random_case(rng, d);
+      torch::manual_seed(10 * d + trial);
+      std::vector<at::Tensor> cores;
+      for (int k = 0; k < d; ++k)
+        cores.push_back(at::randn({c.ranks[k], c.v[k], c.e[k], c.ranks[k + 1]}, at::kDouble).requires_grad_());
+      // Few ids with repeats (the used rows are a small part of each half), and every id.
+      for (const int64_t count : {int64_t{3}, c.vocab}) {
+        const at::Tensor ids = count == c.vocab ? at::arange(c.vocab, at::kLong)
+                                                : at::randint(0, c.vocab, {count}, at::kLong).repeat({2});
+        INFO("d=" << d << " modes " << join_dims(c.v) << " x " << join_dims(c.e) << " ranks "
+                  << join_dims(c.ranks) << ", " << ids.numel() << " ids");
+        const at::Tensor expected = naive_rows(cores, ids);
+        const at::Tensor weight = at::randn(expected.sizes(), at::kDouble);
+        const auto g_ref = grads((expected * weight).sum(), cores);
+        for (const auto choice : {MergeChoice::Auto, MergeChoice::Full, MergeChoice::Used})
+          for (const bool fast : {true, false}) {
+            INFO("choice " << static_cast<int>(choice) << ", fast kernels " << fast);
+            const FastKernelsGuard kernels(fast);
+            const at::Tensor out = merged_rows(cores, ids, choice);
+            REQUIRE(out.sizes() == expected.sizes());
+            CHECK(max_diff(out, expected) < 1e-12);
+            const auto g = grads((out * weight).sum(), cores);
+            for (int k = 0; k < d; ++k) CHECK(max_diff(g[k], g_ref[k]) < 1e-10);
+          }
+      }
+    }
 }

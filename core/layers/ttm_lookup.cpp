@@ -46,17 +46,23 @@ at::Tensor table_index(const at::Tensor& flat, const std::vector<at::Tensor>& co
 
 }  // namespace
 
-at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx) {
-  const int64_t n = idx.at(0).numel();
+at::Tensor chain_slices(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx) {
+  const int64_t n = idx.at(0).numel(), r0 = tables[0].size(1);
   int64_t width = tables[0].size(2);
-  at::Tensor acc = tables[0].index_select(0, idx[0]).reshape({n, width, tables[0].size(3)});
+  at::Tensor acc = tables[0].index_select(0, idx[0]);
   for (size_t s = 1; s < tables.size(); ++s) {
     const at::Tensor& t = tables[s];
     const at::Tensor slices = t.index_select(0, idx[s]).reshape({n, t.size(1), t.size(2) * t.size(3)});
+    acc = at::bmm(acc.reshape({n, r0 * width, t.size(1)}), slices);
     width *= t.size(2);
-    acc = at::bmm(acc, slices).reshape({n, width, t.size(3)});
+    acc = acc.view({n, r0, width, t.size(3)});
   }
-  return acc.reshape({n, width});
+  return acc;
+}
+
+at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx) {
+  const auto slices = chain_slices(tables, idx);
+  return slices.reshape({slices.size(0), slices.size(2)});
 }
 
 at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
@@ -98,22 +104,55 @@ DistinctIds distinct_ids(const at::Tensor& ids) {
   return {std::get<0>(u), std::get<1>(u)};
 }
 
-at::Tensor merged_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids) {
+namespace {
+
+// The chain of cores [begin, end) as one lookup table for the ids' sub-indices there: the
+// whole merged table, or (when the ids use few of its rows) only the rows they use.
+struct HalfTable {
+  at::Tensor table;  // (rows, r_begin, E, r_end)
+  at::Tensor index;  // each id's row in it
+};
+
+HalfTable half_table(const std::vector<at::Tensor>& cores, size_t begin, size_t end, const at::Tensor& ids,
+                     MergeChoice choice) {
+  const at::Tensor sub = table_index(ids, cores, begin, end);
+  if (end - begin == 1) return {lookup_layout(cores[begin]), sub};
+  const int64_t rows = mode_product(cores, 1, begin, end);
+  // Both ways cost about the same per row made; making every row only pays when the ids use
+  // most of them (the scatter of a few rows' gradients is cheaper than all rows' products).
+  if (choice == MergeChoice::Full || (choice == MergeChoice::Auto && ids.numel() * 2 >= rows))
+    return {lookup_layout(merged_core(cores, begin, end)), sub};
+  const auto u = at::_unique2(sub, /*sorted=*/true, /*return_inverse=*/true);
+  const at::Tensor& used = std::get<0>(u);
+  if (choice == MergeChoice::Auto && used.numel() * 2 >= rows)
+    return {lookup_layout(merged_core(cores, begin, end)), sub};
+  std::vector<at::Tensor> tables, idx;
+  for (size_t k = begin; k < end; ++k) {
+    tables.push_back(lookup_layout(cores[k]));
+    idx.push_back(used.div(mode_product(cores, 1, k + 1, end), "trunc").remainder(cores[k].size(1)));
+  }
+  return {chain_slices(tables, idx), std::get<1>(u)};
+}
+
+}  // namespace
+
+at::Tensor merged_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids, MergeChoice choice) {
   const size_t d = cores.size();
   if (d == 1) return chain_rows({lookup_layout(cores[0])}, {ids});
-  // Split the chain where the two merged tables are smallest; each row then costs one
-  // (E_left x r) · (r x E_right) product.
+  // Split the chain where the work is least: each half's table (at most as many rows as ids),
+  // then one (E_left x r) · (r x E_right) product per id.
+  const int64_t n = ids.numel();
   size_t split = 1;
   int64_t best = std::numeric_limits<int64_t>::max();
   for (size_t h = 1; h < d; ++h) {
-    const int64_t left = mode_product(cores, 1, 0, h) * mode_product(cores, 2, 0, h);
-    const int64_t right = mode_product(cores, 1, h, d) * mode_product(cores, 2, h, d);
-    const int64_t entries = cores[h].size(0) * (left + right);
-    if (entries < best) best = entries, split = h;
+    const int64_t e_left = mode_product(cores, 2, 0, h), e_right = mode_product(cores, 2, h, d);
+    const int64_t left = std::min(n, mode_product(cores, 1, 0, h)) * e_left;
+    const int64_t right = std::min(n, mode_product(cores, 1, h, d)) * e_right;
+    const int64_t work = cores[h].size(0) * (left + right + n * e_left * e_right);
+    if (work < best) best = work, split = h;
   }
-  return pair_rows(lookup_layout(merged_core(cores, 0, split)),
-                   lookup_layout(merged_core(cores, split, d)), table_index(ids, cores, 0, split),
-                   table_index(ids, cores, split, d));
+  const auto left = half_table(cores, 0, split, ids, choice), right = half_table(cores, split, d, ids, choice);
+  return pair_rows(left.table, right.table, left.index, right.index);
 }
 
 at::Tensor naive_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids) {

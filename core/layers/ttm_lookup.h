@@ -39,9 +39,20 @@ struct DistinctIds {
 };
 DistinctIds distinct_ids(const at::Tensor& ids);
 
+// Tables in lookup layout chained as chain_rows does, keeping the first table's left rank and
+// the last one's right rank: (N, r_first, prod E_s, r_last).
+at::Tensor chain_slices(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx);
+
+// How merged_rows makes each half's table: by its cost (Auto), all rows of the merged half
+// (Full), or only the rows the ids use (Used). Tests force each; the layers use Auto.
+enum class MergeChoice { Auto, Full, Used };
+
 // Optimised path (METHOD §5): the chain merged into two tables at its cheapest bond, one small
-// GEMM per row. `ids` flat int64 in range -> (N, prod e_k). No dedup (callers use distinct_ids).
-at::Tensor merged_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids);
+// GEMM per row. A half whose merged table has more rows than the ids use (the big tables of a
+// DLRM: 46,872 rows against a few thousand ids a batch) makes only the rows used. `ids` flat
+// int64 in range -> (N, prod e_k). No dedup (callers use distinct_ids).
+at::Tensor merged_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids,
+                       MergeChoice choice = MergeChoice::Auto);
 
 // Reference path: per id, its d core slices contracted one after another.
 at::Tensor naive_rows(const std::vector<at::Tensor>& cores, const at::Tensor& ids);
