@@ -48,21 +48,33 @@ at::Tensor table_index(const at::Tensor& flat, const std::vector<at::Tensor>& co
 
 at::Tensor chain_slices(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx) {
   const int64_t n = idx.at(0).numel(), r0 = tables[0].size(1);
+  if (tables.size() == 1) return tables[0].index_select(0, idx[0]);
+  // Each step is a two-table product (the fused kernel where it runs): the slices so far,
+  // (r0·width) x r, times the next table's, r x (e·r_next).
+  at::Tensor left = tables[0].reshape({tables[0].size(0), 1, r0 * tables[0].size(2), tables[0].size(3)});
+  at::Tensor at_row = idx[0];
   int64_t width = tables[0].size(2);
-  at::Tensor acc = tables[0].index_select(0, idx[0]);
   for (size_t s = 1; s < tables.size(); ++s) {
     const at::Tensor& t = tables[s];
-    const at::Tensor slices = t.index_select(0, idx[s]).reshape({n, t.size(1), t.size(2) * t.size(3)});
-    acc = at::bmm(acc.reshape({n, r0 * width, t.size(1)}), slices);
+    const auto right = t.reshape({t.size(0), t.size(1), t.size(2) * t.size(3), 1});
     width *= t.size(2);
-    acc = acc.view({n, r0, width, t.size(3)});
+    left = pair_rows(left, right, at_row, idx[s]).view({n, 1, r0 * width, t.size(3)});
+    if (s == 1) at_row = at::arange(n, idx[0].options());
   }
-  return acc;
+  return left.view({n, r0, width, tables.back().size(3)});
 }
 
 at::Tensor chain_rows(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx) {
-  const auto slices = chain_slices(tables, idx);
-  return slices.reshape({slices.size(0), slices.size(2)});
+  const int64_t n = idx.at(0).numel();
+  int64_t width = tables[0].size(2);
+  at::Tensor acc = tables[0].index_select(0, idx[0]).reshape({n, width, tables[0].size(3)});
+  for (size_t s = 1; s < tables.size(); ++s) {
+    const at::Tensor& t = tables[s];
+    const at::Tensor slices = t.index_select(0, idx[s]).reshape({n, t.size(1), t.size(2) * t.size(3)});
+    width *= t.size(2);
+    acc = at::bmm(acc, slices).reshape({n, width, t.size(3)});
+  }
+  return acc.reshape({n, width});
 }
 
 at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
@@ -97,11 +109,19 @@ std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,
   return out;
 }
 
+DistinctIds sorted_distinct(const at::Tensor& ids) {
+  // By sorting: on the CPU about twice as fast as at::_unique2's hash set at the lookup's sizes
+  // (1.0 against 2.3 ms for 15,000 ids).
+  const auto sorted = at::sort(ids);
+  const auto u = at::unique_consecutive(std::get<0>(sorted), /*return_inverse=*/true);
+  return {std::get<0>(u), at::empty_like(ids).scatter_(0, std::get<1>(sorted), std::get<1>(u))};
+}
+
 DistinctIds distinct_ids(const at::Tensor& ids) {
   if (ids.numel() <= 1) return {ids, {}};
-  auto u = at::_unique2(ids, /*sorted=*/true, /*return_inverse=*/true);
-  if (std::get<0>(u).numel() * 4 > ids.numel() * 3) return {ids, {}};
-  return {std::get<0>(u), std::get<1>(u)};
+  auto u = sorted_distinct(ids);
+  if (u.unique.numel() * 4 > ids.numel() * 3) return {ids, {}};
+  return u;
 }
 
 namespace {
@@ -122,8 +142,8 @@ HalfTable half_table(const std::vector<at::Tensor>& cores, size_t begin, size_t 
   // most of them (the scatter of a few rows' gradients is cheaper than all rows' products).
   if (choice == MergeChoice::Full || (choice == MergeChoice::Auto && ids.numel() * 2 >= rows))
     return {lookup_layout(merged_core(cores, begin, end)), sub};
-  const auto u = at::_unique2(sub, /*sorted=*/true, /*return_inverse=*/true);
-  const at::Tensor& used = std::get<0>(u);
+  const auto u = sorted_distinct(sub);
+  const at::Tensor& used = u.unique;
   if (choice == MergeChoice::Auto && used.numel() * 2 >= rows)
     return {lookup_layout(merged_core(cores, begin, end)), sub};
   std::vector<at::Tensor> tables, idx;
@@ -131,7 +151,7 @@ HalfTable half_table(const std::vector<at::Tensor>& cores, size_t begin, size_t 
     tables.push_back(lookup_layout(cores[k]));
     idx.push_back(used.div(mode_product(cores, 1, k + 1, end), "trunc").remainder(cores[k].size(1)));
   }
-  return {chain_slices(tables, idx), std::get<1>(u)};
+  return {chain_slices(tables, idx), u.inverse};
 }
 
 }  // namespace

@@ -38,9 +38,12 @@ struct DistinctIds {
   at::Tensor unique, inverse;
 };
 DistinctIds distinct_ids(const at::Tensor& ids);
+// The same, always: the sorted distinct ids and each id's position among them.
+DistinctIds sorted_distinct(const at::Tensor& ids);
 
 // Tables in lookup layout chained as chain_rows does, keeping the first table's left rank and
-// the last one's right rank: (N, r_first, prod E_s, r_last).
+// the last one's right rank: (N, r_first, prod E_s, r_last); one pair_rows per step, so the
+// fused kernel runs where it can (at::bmm over many tiny matrices costs more than their work).
 at::Tensor chain_slices(const std::vector<at::Tensor>& tables, const std::vector<at::Tensor>& idx);
 
 // How merged_rows makes each half's table: by its cost (Auto), all rows of the merged half

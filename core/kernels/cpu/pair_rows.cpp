@@ -12,48 +12,66 @@ namespace comera::cpu {
 
 namespace {
 
-// C (m x p) (+)= A (m x k) · B (k x p), all row-major and contiguous. Sizes here are tens, so
-// a BLAS call per product costs more in overhead than the arithmetic. Register tiles of 4 rows
-// x 2 vectors of C stay in registers over the whole k loop; edges fall back to scalar loops.
-// Bytes is the vector width (GCC/Clang vector extensions: 16 = SSE/NEON, 32 = AVX).
+// Rows [i, i + R) x columns [j, j + N vectors) of C (+)= A · B: R x N vectors of C stay in
+// registers over the whole k loop.
+template <typename T, int Bytes, int R, int N>
+__attribute__((always_inline)) inline void micro_tile(const T* __restrict A, const T* __restrict B,
+                                                      T* __restrict C, int64_t k, int64_t p,
+                                                      int64_t i, int64_t j, bool accumulate) {
+  typedef T vec __attribute__((vector_size(Bytes)));
+  constexpr int64_t V = Bytes / sizeof(T);
+  vec c[R][N] = {};
+  for (int64_t l = 0; l < k; ++l) {
+    vec b[N];
+    for (int h = 0; h < N; ++h) std::memcpy(&b[h], B + l * p + j + h * V, sizeof b[h]);
+    for (int r = 0; r < R; ++r) {
+      const T a = A[(i + r) * k + l];
+      for (int h = 0; h < N; ++h) c[r][h] += b[h] * a;
+    }
+  }
+  for (int r = 0; r < R; ++r)
+    for (int h = 0; h < N; ++h) {
+      T* out = C + (i + r) * p + j + h * V;
+      if (accumulate) {
+        vec old;
+        std::memcpy(&old, out, sizeof old);
+        c[r][h] += old;
+      }
+      std::memcpy(out, &c[r][h], sizeof c[r][h]);
+    }
+}
+
+// Rows [i, i + R) of C, column block by column block: two vectors, one vector, half a vector
+// (for the narrow products of the lookup: 2, 4 or 8 columns), then scalar columns.
+template <typename T, int Bytes, int R>
+__attribute__((always_inline)) inline void row_block(const T* __restrict A, const T* __restrict B,
+                                                     T* __restrict C, int64_t k, int64_t p,
+                                                     int64_t i, bool accumulate) {
+  constexpr int64_t V = Bytes / sizeof(T);
+  int64_t j = 0;
+  for (; j + 2 * V <= p; j += 2 * V) micro_tile<T, Bytes, R, 2>(A, B, C, k, p, i, j, accumulate);
+  if (j + V <= p) micro_tile<T, Bytes, R, 1>(A, B, C, k, p, i, j, accumulate), j += V;
+  if constexpr (Bytes > 16)
+    if (j + 16 / static_cast<int64_t>(sizeof(T)) <= p)
+      micro_tile<T, 16, R, 1>(A, B, C, k, p, i, j, accumulate), j += 16 / sizeof(T);
+  for (int r = 0; r < R; ++r)
+    for (int64_t jj = j; jj < p; ++jj) {
+      T sum = accumulate ? C[(i + r) * p + jj] : T(0);
+      for (int64_t l = 0; l < k; ++l) sum += A[(i + r) * k + l] * B[l * p + jj];
+      C[(i + r) * p + jj] = sum;
+    }
+}
+
+// C (m x p) (+)= A (m x k) · B (k x p), all row-major and contiguous. Sizes here are tens (or a
+// few units), so a BLAS call per product costs more in overhead than the arithmetic. Bytes is
+// the vector width (GCC/Clang vector extensions: 16 = SSE/NEON, 32 = AVX).
 template <typename T, int Bytes>
 __attribute__((always_inline)) inline void tiled_gemm(const T* __restrict A, const T* __restrict B,
                                                       T* __restrict C, int64_t m, int64_t k,
                                                       int64_t p, bool accumulate) {
-  typedef T vec __attribute__((vector_size(Bytes)));
-  constexpr int64_t V = Bytes / sizeof(T), W = 2 * V;
-  const int64_t m4 = m / 4 * 4, pw = p / W * W;
-  for (int64_t i = 0; i < m4; i += 4) {
-    const T* a[4] = {A + i * k, A + (i + 1) * k, A + (i + 2) * k, A + (i + 3) * k};
-    for (int64_t j = 0; j < pw; j += W) {
-      vec c[4][2] = {};
-      for (int64_t l = 0; l < k; ++l) {
-        vec b0, b1;
-        std::memcpy(&b0, B + l * p + j, sizeof b0);
-        std::memcpy(&b1, B + l * p + j + V, sizeof b1);
-        for (int r = 0; r < 4; ++r) {
-          c[r][0] += b0 * a[r][l];
-          c[r][1] += b1 * a[r][l];
-        }
-      }
-      for (int r = 0; r < 4; ++r)
-        for (int h = 0; h < 2; ++h) {
-          T* out = C + (i + r) * p + j + h * V;
-          if (accumulate) {
-            vec old;
-            std::memcpy(&old, out, sizeof old);
-            c[r][h] += old;
-          }
-          std::memcpy(out, &c[r][h], sizeof c[r][h]);
-        }
-    }
-  }
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t j = i < m4 ? pw : 0; j < p; ++j) {
-      T sum = accumulate ? C[i * p + j] : T(0);
-      for (int64_t l = 0; l < k; ++l) sum += A[i * k + l] * B[l * p + j];
-      C[i * p + j] = sum;
-    }
+  int64_t i = 0;
+  for (; i + 4 <= m; i += 4) row_block<T, Bytes, 4>(A, B, C, k, p, i, accumulate);
+  for (; i < m; ++i) row_block<T, Bytes, 1>(A, B, C, k, p, i, accumulate);
 }
 
 template <typename T>
