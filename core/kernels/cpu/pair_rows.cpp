@@ -7,6 +7,7 @@
 #include <algorithm>
 #include <cstring>
 #include <utility>
+#include <vector>
 
 namespace comera::cpu {
 
@@ -100,18 +101,52 @@ GemmFn<T> small_gemm() {
   return &gemm_baseline<T>;
 }
 
+// Products whose rows are narrower than half a vector (ER = 2 with float: the last core of a
+// chain, whose right rank is 1) leave the vector units idle row by row; their transposes
+// (ER x EL = right^T · left^T) are wide, so they are computed that way round.
+template <typename T>
+bool narrow(int64_t el, int64_t er) {
+  return er * static_cast<int64_t>(sizeof(T)) < 16 && el > er;
+}
+
+// (rows x cols) -> (cols x rows), both row-major.
+template <typename T>
+void transpose_into(const T* in, T* out, int64_t rows, int64_t cols, bool accumulate) {
+  for (int64_t i = 0; i < rows; ++i)
+    for (int64_t j = 0; j < cols; ++j) {
+      if (accumulate)
+        out[j * rows + i] += in[i * cols + j];
+      else
+        out[j * rows + i] = in[i * cols + j];
+    }
+}
+
 // left (VL, EL, R), right (VR, R, ER) -> (N, EL * ER).
 template <typename T>
 at::Tensor pair_forward(const at::Tensor& left, const at::Tensor& right, const at::Tensor& ia,
                         const at::Tensor& ib) {
   const int64_t n = ia.numel(), el = left.size(1), r = left.size(2), er = right.size(2);
   at::Tensor out = at::empty({n, el * er}, left.options());
-  const T* lp = left.data_ptr<T>();
-  const T* rp = right.data_ptr<T>();
   const int64_t* a = ia.data_ptr<int64_t>();
   const int64_t* b = ib.data_ptr<int64_t>();
   T* op = out.data_ptr<T>();
   const GemmFn<T> gemm = small_gemm<T>();
+  if (narrow<T>(el, er)) {
+    const at::Tensor left_t = left.transpose(1, 2).contiguous();    // (VL, R, EL)
+    const at::Tensor right_t = right.transpose(1, 2).contiguous();  // (VR, ER, R)
+    const T* lt = left_t.data_ptr<T>();
+    const T* rt = right_t.data_ptr<T>();
+    at::parallel_for(0, n, 16, [&](int64_t begin, int64_t end) {
+      std::vector<T> row_t(static_cast<size_t>(er * el));
+      for (int64_t i = begin; i < end; ++i) {
+        gemm(rt + b[i] * er * r, lt + a[i] * r * el, row_t.data(), er, r, el, false);
+        transpose_into(row_t.data(), op + i * el * er, er, el, false);
+      }
+    });
+    return out;
+  }
+  const T* lp = left.data_ptr<T>();
+  const T* rp = right.data_ptr<T>();
   at::parallel_for(0, n, 16, [&](int64_t begin, int64_t end) {
     for (int64_t i = begin; i < end; ++i)
       gemm(lp + a[i] * el * r, rp + b[i] * r * er, op + i * el * er, el, r, er, false);
@@ -127,10 +162,14 @@ std::pair<at::Tensor, at::Tensor> pair_backward(const at::Tensor& left, const at
                                                 const at::Tensor& grad) {
   const int64_t n = ia.numel(), el = left.size(1), r = left.size(2), er = right.size(2);
   const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / 64));
+  // Narrow rows: d right[b]^T += G^T · left[a], accumulated transposed (VR, ER, R).
+  const bool wide_t = narrow<T>(el, er);
   const at::Tensor left_t = left.transpose(1, 2).contiguous();    // (VL, R, EL)
   const at::Tensor right_t = right.transpose(1, 2).contiguous();  // (VR, ER, R)
   at::Tensor g_left = at::zeros({workers, left.size(0), el, r}, left.options());
-  at::Tensor g_right = at::zeros({workers, right.size(0), r, er}, right.options());
+  at::Tensor g_right = wide_t ? at::zeros({workers, right.size(0), er, r}, right.options())
+                              : at::zeros({workers, right.size(0), r, er}, right.options());
+  const T* lp = left.data_ptr<T>();
   const T* lt = left_t.data_ptr<T>();
   const T* rt = right_t.data_ptr<T>();
   const T* gp = grad.data_ptr<T>();
@@ -140,6 +179,7 @@ std::pair<at::Tensor, at::Tensor> pair_backward(const at::Tensor& left, const at
   T* grp = g_right.data_ptr<T>();
   const GemmFn<T> gemm = small_gemm<T>();
   at::parallel_for(0, workers, 1, [&](int64_t w_begin, int64_t w_end) {
+    std::vector<T> g_t(wide_t ? static_cast<size_t>(er * el) : 0);
     for (int64_t w = w_begin; w < w_end; ++w) {
       T* gl = glp + w * left.numel();
       T* gr = grp + w * right.numel();
@@ -147,11 +187,18 @@ std::pair<at::Tensor, at::Tensor> pair_backward(const at::Tensor& left, const at
         const T* g = gp + i * el * er;
         // d left[a] += G · right[b]^T ; d right[b] += left[a]^T · G
         gemm(g, rt + b[i] * er * r, gl + a[i] * el * r, el, er, r, true);
-        gemm(lt + a[i] * r * el, g, gr + b[i] * r * er, r, el, er, true);
+        if (wide_t) {
+          transpose_into(g, g_t.data(), el, er, false);
+          gemm(g_t.data(), lp + a[i] * el * r, gr + b[i] * er * r, er, el, r, true);
+        } else {
+          gemm(lt + a[i] * r * el, g, gr + b[i] * r * er, r, el, er, true);
+        }
       }
     }
   });
-  return {g_left.sum(0), g_right.sum(0)};
+  at::Tensor g_right_sum = g_right.sum(0);
+  if (wide_t) g_right_sum = g_right_sum.transpose(1, 2).contiguous();
+  return {g_left.sum(0), g_right_sum};
 }
 
 class PairRows : public torch::autograd::Function<PairRows> {
