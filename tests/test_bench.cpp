@@ -119,6 +119,14 @@ TEST_CASE("embedding-bag benchmark: 26 tables, TTM optimised and naive agree, de
   const auto j = bench.to_json({r});
   CHECK(j["rows"].size() == 4);
   CHECK(j["ttm_tables"] == 5);
+  // Only the big tables: the same 5 TTM tables, nothing else, in every method.
+  o.big_only = true;
+  EmbeddingBagBenchmark big(o);
+  CHECK(big.table_sizes().size() == 5);
+  CHECK(big.ttm_tables() == 5);
+  const auto rb = big.run(40, {});
+  CHECK(rb.lookups == 40 * 5);
+  CHECK(rb.max_abs_diff < 1e-4);
   o.min_rows = 100000000;
   CHECK_THROWS_WITH(EmbeddingBagBenchmark(o), Contains("lower --min-rows"));
 }

@@ -12,6 +12,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+
 namespace comera {
 
 namespace {
@@ -51,6 +53,10 @@ EmbeddingBagBenchmark::EmbeddingBagBenchmark(const EmbeddingBagBenchmarkOptions&
   Impl& m = *impl_;
   m.options = options;
   m.sizes = scaled_criteo_table_sizes(options.scale);
+  if (options.big_only)
+    m.sizes.erase(std::remove_if(m.sizes.begin(), m.sizes.end(),
+                                 [&](int64_t rows) { return rows < options.min_rows; }),
+                  m.sizes.end());
   at::manual_seed(options.seed);
   for (const int64_t rows : m.sizes) {
     const bool tt = rows >= options.min_rows;
@@ -178,7 +184,7 @@ nlohmann::json EmbeddingBagBenchmark::to_json(const std::vector<EmbeddingBagBatc
     for (const auto& row : b.to_json()) rows.push_back(row);
   const auto& o = impl_->options;
   return {{"benchmark", "embedding_bag"}, {"table_sizes", impl_->sizes}, {"scale", o.scale},
-          {"ttm_tables", ttm_tables()}, {"min_rows", o.min_rows}, {"cores", o.cores}, {"rank", o.rank},
+          {"ttm_tables", ttm_tables()}, {"min_rows", o.min_rows}, {"big_only", o.big_only}, {"cores", o.cores}, {"rank", o.rank},
           {"dim", o.dim}, {"ttm_params", ttm_params()}, {"dense_params", dense_params()},
           {"zipf_s", o.zipf}, {"seed", o.seed}, {"repeats", o.repeats}, {"warmup", o.warmup},
           {"ratio_clock", o.cpu_clock ? "cpu" : "wall"},

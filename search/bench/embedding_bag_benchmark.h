@@ -27,6 +27,9 @@ struct EmbeddingBagBenchmarkOptions {
   int warmup = 1, repeats = 3;
   bool cpu_clock = false;
   bool dense = true;  // also the dense methods (at scale 1: 2.16 GB of tables, as much gradient)
+  // Only the tables of min_rows rows and more, in every method: the lookup's own ratios, without
+  // the small dense tables every method shares.
+  bool big_only = false;
 };
 
 struct EmbeddingBagMethodResult {

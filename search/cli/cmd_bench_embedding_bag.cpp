@@ -43,6 +43,8 @@ int run(int argc, char** argv) {
       "cores", "TTM cores per table", cxxopts::value<int64_t>()->default_value("3"))(
       "rank", "TTM rank on every interior bond", cxxopts::value<int64_t>()->default_value("12"))(
       "no-dense", "Skip the dense tables (at scale 1 they take 2.16 GB, their gradient as much)")(
+      "big-only", "Only the tables of --min-rows rows and more, in every method (the lookup's own "
+      "ratios, without the small dense tables all methods share)")(
       "repeats", "Timed repeats per method (median reported)", cxxopts::value<int>()->default_value("3"))(
       "warmup", "Untimed runs first", cxxopts::value<int>()->default_value("1"))(
       "zipf", "Zipf exponent of the ids", cxxopts::value<double>()->default_value("1.05"))(
@@ -60,6 +62,7 @@ int run(int argc, char** argv) {
   o.cores = r["cores"].as<int64_t>();
   o.rank = r["rank"].as<int64_t>();
   o.dense = r.count("no-dense") == 0;
+  o.big_only = r.count("big-only") > 0;
   o.repeats = r["repeats"].as<int>();
   o.warmup = r["warmup"].as<int>();
   o.zipf = r["zipf"].as<double>();
