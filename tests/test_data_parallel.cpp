@@ -304,6 +304,11 @@ TEST_CASE("a sweep trial that asks for 2 ranks launches them and records like an
   SQLite::Statement epochs(sql, "SELECT count(*) FROM epochs");
   REQUIRE(epochs.executeStep());
   CHECK(epochs.getColumn(0).getInt() == 6);
+  // The 2-rank trial's epochs carry the all-reduce's figures; the 1-rank trial's none.
+  SQLite::Statement ranks(sql, "SELECT count(*), min(value) FROM epoch_metrics WHERE name = 'ranks'");
+  REQUIRE(ranks.executeStep());
+  CHECK(ranks.getColumn(0).getInt() == 3);
+  CHECK(ranks.getColumn(1).getDouble() == 2);
 }
 
 TEST_CASE("a ring all-reduce's bytes project to link times by hand", "[data_parallel]") {

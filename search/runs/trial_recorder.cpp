@@ -25,8 +25,15 @@ std::map<std::string, double> epoch_values(const EpochMetrics& m) {
           {"peak_mem_mb", m.peak_mem_mb},
           {"elapsed_s", m.elapsed_s}};
   values.insert(m.eval_metrics.begin(), m.eval_metrics.end());
+  // Data-parallel runs only: the gradient all-reduce per step.
+  if (m.ranks > 1)
+    values.insert({{"ranks", static_cast<double>(m.ranks)},
+                   {"all_reduce_ms", m.all_reduce_ms},
+                   {"all_reduce_mb", m.all_reduce_mb}});
   return values;
 }
+
+const std::vector<std::string> kDataParallel = {"ranks", "all_reduce_ms", "all_reduce_mb"};
 
 }  // namespace
 
@@ -35,6 +42,7 @@ const std::vector<std::string> kLateTargets = {"loss_target", "size_target"};
 
 std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics) {
   std::vector<std::string> names = kLateTargets;
+  names.insert(names.end(), kDataParallel.begin(), kDataParallel.end());
   names.insert(names.end(), task_metrics.begin(), task_metrics.end());
   for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
   std::sort(names.begin(), names.end());
