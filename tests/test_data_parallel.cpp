@@ -4,10 +4,12 @@
 // killed mid-run. Every process talks over 127.0.0.1 only, and every wait is bounded.
 #include "core/data/dataset.h"
 #include "core/distributed/collective.h"
+#include "core/distributed/data_parallel.h"
 #include "core/distributed/gradient_buckets.h"
 #include "core/distributed/world.h"
 #include "core/training/checkpoint.h"
 #include "core/training/experiment.h"
+#include "core/training/trainer.h"
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
 #include "search/bench/all_reduce_projection.h"
@@ -343,4 +345,23 @@ TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[d
     }
   CHECK(j.at("byte_ratio").get<double>() == Approx(bytes.at("dense") / bytes.at("tensorized")));
   CHECK(j.at("projections").size() == 3);
+}
+
+TEST_CASE("data-parallel training refuses sparse gradients before any work", "[data_parallel]") {
+  if (!collectives_available()) return;
+  World world;
+  world.master_port = free_local_port();
+  DataParallel one(world, std::chrono::seconds(20));
+  TaskSpec ctr;
+  ctr.kind = "ctr";
+  const auto spec = parse_model_spec(
+      {{"kind", "dlrm"}, {"dense_features", 3}, {"embedding_dim", 4}, {"bottom_mlp", {8, 4}},
+       {"top_mlp", {6, 1}}, {"table_sizes", {5, 30, 7}}, {"sparse_gradients", true}},
+      ctr);
+  TrainerOptions options;
+  options.parallel = &one;
+  TrainConfig training;
+  training.task = ctr;
+  CHECK_THROWS_WITH(Trainer(spec, training, TaskData{}, options),
+                    Contains("model.sparse_gradients") && Contains("set model.sparse_gradients to false"));
 }

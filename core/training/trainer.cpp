@@ -100,6 +100,10 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
       options_(std::move(options)),
       device_(parse_device(config_.device, "training.device")) {
   memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : idle_rss_bytes();
+  if (options_.parallel && model_spec_.to_json().value("sparse_gradients", false))
+    throw Error("model.sparse_gradients: data-parallel training all-reduces dense gradients, and a "
+                "sparse one would have to be gathered row by row from every rank: set "
+                "model.sparse_gradients to false, or train with one process");
   if (!data_.train || data_.train->size() == 0)
     throw Error("the training set is empty (check the data directory)");
   if (!data_.eval || data_.eval->size() == 0)
