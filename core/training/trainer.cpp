@@ -338,9 +338,9 @@ RunResult Trainer::run() {
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
   while (state_.epoch < config_.epochs) {
-    // A resumed run skips the batches its epoch already trained on.
     auto* parallel = options_.parallel;
     const Shard shard = parallel ? Shard{parallel->rank(), parallel->size()} : Shard{};
+    // A resumed run skips the batches its epoch already trained on.
     const auto stream = data_.train->batches(config_.batch_size, epoch_seed(config_.seed, state_.epoch),
                                              state_.step_in_epoch, shard);
     bool stop = false, interrupted = false;
