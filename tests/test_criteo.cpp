@@ -204,6 +204,17 @@ TEST_CASE("synthetic Criteo is deterministic per seed, in the exact format, with
   const auto json = nlohmann::json::parse(bytes_of(dir.file("a/summary.json")));
   CHECK(json.at("synthetic") == true);
   CHECK(json.at("train").at("planted_auc") == a.train.planted_auc);
+  // Leaving one label-bearing table out costs signal, never adds it; the 101,312-row table (2)
+  // carries a large share; only the planted tables are listed.
+  REQUIRE(a.train.planted_auc_without_table.size() == 5);
+  for (const auto& [table, auc] : a.train.planted_auc_without_table) {
+    INFO("table " << table);
+    CHECK(auc > 0.5);
+    CHECK(auc < a.train.planted_auc + 0.01);  // a weak term may gain by chance on 4,000 lines
+    CHECK(json.at("train").at("planted_auc_without_table").at(std::to_string(table)) == auc);
+  }
+  CHECK(a.train.planted_auc - a.train.planted_auc_without_table.at(2) > 0.02);
+  CHECK(a.train.planted_auc_without_table.count(3) == 0);
   // Zipf: id 0 of the largest table is the most frequent by far.
   int64_t zeros = 0;
   for (const auto& l : lines) zeros += l.ids[2] == 0;

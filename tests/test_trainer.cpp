@@ -518,6 +518,29 @@ TEST_CASE("training learns a learnable task", "[trainer]") {
   CHECK(r.epochs.back().accuracy > 0.8);
 }
 
+TEST_CASE("an epoch's peak tensor memory holds the parameters, gradients and AdamW moments",
+          "[trainer]") {
+  count_cpu_tensor_memory();
+  const auto train = synthetic_pairs(64, 1), eval = synthetic_pairs(16, 2);
+  // Dense, 4000 x 64 embedding: parameters dominate what is live.
+  auto model = parse_model_spec(nlohmann::json{
+      {"vocab", 4000}, {"d_model", 64}, {"heads", 2}, {"layers", 1}, {"ffn", 128},
+      {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0}});
+  TrainConfig c;
+  c.epochs = 1;
+  c.batch_size = 16;
+  c.early.gamma = 0;
+  Trainer t(model, c, pairs_data(train, eval), quiet());
+  const auto r = t.run();
+  const auto params = static_cast<double>(r.epochs.front().size.total_params);
+  // By hand: float32 parameters, their gradients and AdamW's two moments live together.
+  const double persistent_mb = 4 * params * 4 / 1e6;
+  INFO("parameters " << params << ", peak tensor MB " << r.epochs.front().peak_tensor_mb);
+  CHECK(params > 4000 * 64);
+  CHECK(r.epochs.front().peak_tensor_mb >= persistent_mb);
+  CHECK(r.epochs.front().peak_tensor_mb < persistent_mb + 20);  // activations of 16 x 16 tokens
+}
+
 TEST_CASE("a second step benchmark in one process measures its peak memory afresh", "[trainer]") {
   // A sweep runs many trials in one process whose heap keeps freed memory (as the CLI sets it):
   // without handing it back first, every later trial's RSS peak read about 0.

@@ -74,6 +74,12 @@ SynthCriteoSplit write_split(const std::string& path, int64_t lines, const std::
   const OutputFile out(path, "the synthetic " + std::filesystem::path(path).filename().string(), {});
   std::vector<float> probabilities(static_cast<size_t>(lines));
   std::vector<uint8_t> labels(static_cast<size_t>(lines));
+  // Per planted table present, each line's logit without that table's term.
+  std::vector<int64_t> planted;
+  for (const int64_t t : kPlantedTables)
+    if (static_cast<size_t>(t) < sizes.size()) planted.push_back(t);
+  std::vector<std::vector<float>> logits_without(planted.size(), std::vector<float>(static_cast<size_t>(lines)));
+  std::vector<double> terms(planted.size());
   out.write([&](const std::string& temp) {
     LineWriter writer(temp, o.gzip);
     Rng rng(o.seed * 0x2545F4914F6CDD1Dull + stream);
@@ -99,8 +105,12 @@ SynthCriteoSplit write_split(const std::string& path, int64_t lines, const std::
         const double x = dense_missing[j] ? 0.0 : std::log1p(static_cast<double>(std::max<int64_t>(0, dense[j])));
         logit += kDenseWeight[k] * (x - 2.0);
       }
-      for (const int64_t t : kPlantedTables)
-        if (static_cast<size_t>(t) < sizes.size()) logit += kIdWeightSpread * id_weight(o.seed, t, ids[t]);
+      for (size_t k = 0; k < planted.size(); ++k) {
+        terms[k] = kIdWeightSpread * id_weight(o.seed, planted[k], ids[planted[k]]);
+        logit += terms[k];
+      }
+      for (size_t k = 0; k < planted.size(); ++k)
+        logits_without[k][static_cast<size_t>(n)] = static_cast<float>(logit - terms[k]);
       const double p = 1 / (1 + std::exp(-logit));
       const bool label = rng.uniform() < p;
       probabilities[static_cast<size_t>(n)] = static_cast<float>(p);
@@ -123,8 +133,12 @@ SynthCriteoSplit write_split(const std::string& path, int64_t lines, const std::
     }
     writer.close();
   });
-  split.planted_auc = exact_auc(at::from_blob(probabilities.data(), {lines}, at::kFloat),
-                                at::from_blob(labels.data(), {lines}, at::kByte));
+  const auto label_tensor = at::from_blob(labels.data(), {lines}, at::kByte);
+  split.planted_auc = exact_auc(at::from_blob(probabilities.data(), {lines}, at::kFloat), label_tensor);
+  // The logit is monotone in the probability: its AUC is the probability's.
+  for (size_t k = 0; k < planted.size(); ++k)
+    split.planted_auc_without_table[planted[k]] =
+        exact_auc(at::from_blob(logits_without[k].data(), {lines}, at::kFloat), label_tensor);
   return split;
 }
 
@@ -141,8 +155,10 @@ std::vector<int64_t> scaled_criteo_table_sizes(double scale) {
 
 nlohmann::json SynthCriteoSummary::to_json() const {
   auto split = [](const SynthCriteoSplit& s) {
+    nlohmann::json without = nlohmann::json::object();
+    for (const auto& [table, auc] : s.planted_auc_without_table) without[std::to_string(table)] = auc;
     return nlohmann::json{{"file", s.file}, {"lines", s.lines}, {"positives", s.positives},
-                          {"planted_auc", s.planted_auc}};
+                          {"planted_auc", s.planted_auc}, {"planted_auc_without_table", without}};
   };
   return {{"synthetic", true},
           {"description", "synthetic click logs in the Criteo format; labels from a planted logistic model"},

@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,9 @@ struct SynthCriteoSplit {
   std::string file;
   int64_t lines = 0, positives = 0;
   double planted_auc = 0;  // of the planted model's own probabilities on these lines
+  // The same with one label-bearing table's term left out, by 0-based table: how much of the
+  // signal a model loses if it learns nothing from that table.
+  std::map<int64_t, double> planted_auc_without_table;
 };
 
 struct SynthCriteoSummary {

@@ -14,7 +14,8 @@ nlohmann::json EpochMetrics::to_json() const {
           {"tensorized_size", size.tensorized}, {"surrogate", surrogate},
           {"compression", size.compression()}, {"size_mb", size.megabytes()},
           {"step_time_ms", step_time_ms}, {"tokens_per_s", tokens_per_s},
-          {"peak_mem_mb", peak_mem_mb}, {"elapsed_s", elapsed_s}, {"layers", layers}};
+          {"peak_mem_mb", peak_mem_mb},
+          {"peak_tensor_mb", peak_tensor_mb}, {"elapsed_s", elapsed_s}, {"layers", layers}};
   if (stage == "late") out.update({{"loss_target", loss_target}, {"size_target", size_target}});
   if (ranks > 1) out.update({{"ranks", ranks}, {"all_reduce_ms", all_reduce_ms}, {"all_reduce_mb", all_reduce_mb}});
   for (const auto& [name, value] : eval_metrics) out[name] = value;

@@ -25,6 +25,10 @@ struct EpochMetrics {
   double step_time_ms = 0;  // mean wall time of a training step
   double tokens_per_s = 0;  // non-padding tokens
   double peak_mem_mb = 0;   // peak RSS above the idle baseline during the epoch
+  // Peak bytes of live CPU tensors during the epoch (parameters, gradients, optimiser state,
+  // activations, batches): what a GPU allocator's peak reports, free of heap caching. Counts
+  // the tensors allocated since count_cpu_tensor_memory() (core/util/memory_meter.h).
+  double peak_tensor_mb = 0;
   double elapsed_s = 0;     // since the run (or resume) started
   // Late stage only (0 before): the targets L0 and S0 (exact core entries) the epoch worked
   // toward, so a report can say how far from S0 the trial ended.

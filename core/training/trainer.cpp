@@ -287,6 +287,7 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
     m.all_reduce_mb = static_cast<double>(parallel->gradient_bytes()) / 1e6;
   }
   m.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - memory_baseline_)) / 1e6;
+  m.peak_tensor_mb = static_cast<double>(tensor_memory_.peak_bytes()) / 1e6;
   m.elapsed_s = elapsed_s;
   if (state_.late) {
     m.loss_target = config_.late.loss_target;
@@ -334,6 +335,7 @@ RunResult Trainer::run() {
   // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
   auto generator = at::detail::getDefaultCPUGenerator();
   reset_peak_rss();
+  tensor_memory_ = CpuMemoryMeter();
   bool agreed_stop = false;
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
@@ -441,6 +443,7 @@ RunResult Trainer::run() {
       return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
     result.epochs.push_back(std::move(metrics));
     reset_peak_rss();
+    tensor_memory_ = CpuMemoryMeter();
     if (parallel) all_reduce_seconds_at_epoch_ = parallel->gradient_seconds();
     if (stop) break;
   }

@@ -11,6 +11,7 @@
 #include "core/training/objective.h"
 #include "core/training/train_config.h"
 #include "core/training/training_step.h"
+#include "core/util/memory_meter.h"
 
 #include <c10/core/Device.h>
 
@@ -126,6 +127,7 @@ class Trainer {
   // Gradient all-reduce seconds (cumulative) at the start of the epoch in progress.
   double all_reduce_seconds_at_epoch_ = 0;
   int64_t memory_baseline_ = 0;
+  CpuMemoryMeter tensor_memory_;  // restarted with each epoch
   int64_t saved_step_ = -1;  // step of the last checkpoint written (or resumed from); -1: none
   std::unique_ptr<CheckpointLock> lock_;
   std::set<std::string> lost_layers_;  // layers already named in a notice

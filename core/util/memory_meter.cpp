@@ -87,9 +87,13 @@ void CountingAllocator::release(void* data) {
 
 }  // namespace
 
+void count_cpu_tensor_memory() { counting_allocator(); }
+
 CpuMemoryMeter::CpuMemoryMeter() : baseline_(counting_allocator().reset_peak()) {}
 
 int64_t CpuMemoryMeter::peak_extra_bytes() const { return counting_allocator().peak() - baseline_; }
+
+int64_t CpuMemoryMeter::peak_bytes() const { return counting_allocator().peak(); }
 
 int64_t CpuMemoryMeter::live_extra_bytes() const { return counting_allocator().live() - baseline_; }
 

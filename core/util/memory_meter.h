@@ -6,12 +6,18 @@
 
 namespace comera {
 
+// Installs the counting allocator now (once per process), so that every tensor allocated from
+// here on, parameters included, is counted: `comera` calls it before any command runs.
+void count_cpu_tensor_memory();
+
 class CpuMemoryMeter {
  public:
   // Starts measuring: the peak is reset to the bytes live now. One meter at a time.
   CpuMemoryMeter();
   // Highest live bytes since construction, minus the bytes live at construction.
   int64_t peak_extra_bytes() const;
+  // Highest live bytes since construction, all counted tensors included.
+  int64_t peak_bytes() const;
   // Live bytes now, minus the bytes live at construction.
   int64_t live_extra_bytes() const;
 

@@ -53,6 +53,14 @@ int run(int argc, char** argv) {
   for (const auto* split : {&s.train, &s.eval})
     std::cout << "  " << split->file << ": " << split->lines << " lines, "
               << split->positives << " positive; planted model's AUC " << split->planted_auc << "\n";
+  std::cout << "  planted model's eval AUC without one label-bearing table (0-based, rows): ";
+  bool first = true;
+  for (const auto& [table, auc] : s.eval.planted_auc_without_table) {
+    std::cout << (first ? "" : ", ") << table << " (" << s.table_sizes[static_cast<size_t>(table)]
+              << "): " << auc;
+    first = false;
+  }
+  std::cout << "\n";
   std::cout << "  table sizes (use as data.criteo.table_sizes and model.table_sizes): [";
   for (size_t t = 0; t < s.table_sizes.size(); ++t) std::cout << (t ? ", " : "") << s.table_sizes[t];
   std::cout << "]\n";

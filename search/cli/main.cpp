@@ -1,6 +1,7 @@
 // comera: rank-adaptive tensor-compressed training. Dispatches to registered subcommands.
 #include "core/util/blas_kernels.h"
 #include "core/util/error.h"
+#include "core/util/memory_meter.h"
 #include "search/cli/command.h"
 
 #include <iostream>
@@ -24,6 +25,7 @@ void list_commands(const std::string& prefix) {
 
 int main(int argc, char** argv) {
   comera::use_best_blas_kernels();  // may re-execute this process, so before anything else
+  comera::count_cpu_tensor_memory();  // before any tensor exists: peak tensor memory counts them all
   const auto& commands = comera::cli::registry();
   if (argc < 2 || std::string(argv[1]) == "-h" || std::string(argv[1]) == "--help") {
     list_commands("");

@@ -23,6 +23,7 @@ std::map<std::string, double> epoch_values(const EpochMetrics& m) {
           {"step_time_ms", m.step_time_ms},
           {"tokens_per_s", m.tokens_per_s},
           {"peak_mem_mb", m.peak_mem_mb},
+          {"peak_tensor_mb", m.peak_tensor_mb},
           {"elapsed_s", m.elapsed_s}};
   values.insert(m.eval_metrics.begin(), m.eval_metrics.end());
   // Data-parallel runs only: the gradient all-reduce per step.
