@@ -61,11 +61,11 @@ std::string epoch_text(const EpochMetrics& m) {
   char line[256];
   std::snprintf(line, sizeof line,
                 "epoch %lld [%s]%s  train loss %.4f  eval loss %.4f  acc %.2f%%  size %s (%.1fx)  "
-                "%.1f ms/step  %.0f tok/s  peak %.0f MB",
+                "%.1f ms/step  %.0f tok/s  peak %.0f MB RSS, %.0f MB tensors",
                 static_cast<long long>(m.epoch + 1), m.stage.c_str(), m.partial ? " (partial)" : "",
                 m.train_loss, m.eval_loss, 100 * m.accuracy,
                 format_count(static_cast<double>(m.size.total_params)).c_str(), m.size.compression(),
-                m.step_time_ms, m.tokens_per_s, m.peak_mem_mb);
+                m.step_time_ms, m.tokens_per_s, m.peak_mem_mb, m.peak_tensor_mb);
   std::string text = line;
   for (const auto& [name, value] : m.eval_metrics) {
     char extra[64];
