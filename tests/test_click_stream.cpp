@@ -214,4 +214,17 @@ TEST_CASE("training from the stream: the in-memory run's steps and evaluation, r
     comera::testing::check_same_parameters(full.model(), t.model());
     CHECK(r.epochs.back().eval_loss == a.epochs.back().eval_loss);
   }
+  // Another shuffle buffer would reorder the rest of the epoch: refused, naming both.
+  {
+    TrainerOptions first;
+    first.checkpoint = dir.file("buffer.pt");
+    first.stop_at_step = 5;
+    Trainer(tiny_dlrm(), tiny_training(), streamed, first).run();
+    TrainerOptions second = first;
+    second.resume = true;
+    const auto rebuffered = load_task_data(click_config(logs, true, 32));
+    CHECK_THROWS_WITH(Trainer(tiny_dlrm(), tiny_training(), rebuffered, second),
+                      Contains("shuffle buffer 16 lines") && Contains("shuffle buffer 32 lines") &&
+                          Contains("data.criteo.shuffle_buffer"));
+  }
 }

@@ -52,7 +52,8 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
     parts_ms += row.ms;
   }
   CHECK(parts_ms == Approx(p.step_ms).epsilon(1e-6));
-  for (const char* name : {"linear layers", "attention products", "attention softmax, bias, dropout"}) {
+  for (const char* name : {"linear layers", "attention products", "attention softmax, bias, dropout",
+                           "layer norms", "GELU", "residual adds, dropout"}) {
     INFO(name);
     CHECK(part(p, name).forward_ms > 0);
     CHECK(part(p, name).backward_ms > 0);

@@ -51,6 +51,10 @@ ClickStreamDataset::ClickStreamDataset(std::string path, CriteoFormat format, Cr
   check_click_ids(format_);
 }
 
+std::string ClickStreamDataset::order_key() const {
+  return Dataset::order_key() + ", shuffle buffer " + std::to_string(shuffle_buffer_) + " lines";
+}
+
 Batch ClickStreamDataset::batch(const std::vector<int64_t>& indices) const {
   (void)indices;
   throw Error(path_ + ": a streamed click log is read in order, not by index (read it through "

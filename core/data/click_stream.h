@@ -17,6 +17,7 @@ class ClickStreamDataset : public Dataset {
   // Streamed examples have no index: read them through batches().
   Batch batch(const std::vector<int64_t>& indices) const override;
   std::string unit() const override { return "click lines"; }
+  std::string order_key() const override;
   // Shuffled within shuffle_buffer lines when given a seed, else in file order.
   std::unique_ptr<BatchStream> batches(int64_t batch_size, std::optional<uint64_t> shuffle_seed,
                                        int64_t skip, Shard shard) const override;

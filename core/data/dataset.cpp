@@ -49,6 +49,8 @@ class IndexedBatches : public BatchStream {
 
 }  // namespace
 
+std::string Dataset::order_key() const { return std::to_string(size()) + " " + unit(); }
+
 std::unique_ptr<BatchStream> Dataset::batches(int64_t batch_size, std::optional<uint64_t> shuffle_seed,
                                               int64_t skip, Shard shard) const {
   return std::make_unique<IndexedBatches>(*this, epoch(batch_size, shuffle_seed),

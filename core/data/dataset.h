@@ -40,6 +40,9 @@ class Dataset {
   virtual Batch batch(const std::vector<int64_t>& indices) const = 0;
   // What one example is, for messages ("pairs", "click lines").
   virtual std::string unit() const = 0;
+  // What fixes the order of an epoch's batches besides the seed and the batch size, in words
+  // ("65692 texts"): a resumed run must find it unchanged to go on where it stopped.
+  virtual std::string order_key() const;
 
   // The index lists of one epoch's batches: in order, or shuffled by `shuffle_seed` (the same
   // seed gives the same order on every machine; vary it per epoch). The last batch is short

@@ -1,8 +1,10 @@
 #include "core/models/encoder_layer.h"
 
 #include "core/models/dropout.h"
+#include "core/util/step_parts.h"
 
 #include <ATen/ATen.h>
+#include <ATen/record_function.h>
 
 #include <ostream>
 
@@ -20,11 +22,27 @@ EncoderLayerImpl::EncoderLayerImpl(const ModelConfig& config)
   ffn_norm_ = register_module("ffn_norm", torch::nn::LayerNorm(norm));
 }
 
+namespace {
+
+// Runs `f` inside the profiler scope of `part` (free when nobody observes).
+template <typename F>
+at::Tensor in_part(step_parts::Part part, F f) {
+  RECORD_USER_SCOPE(step_parts::scope_name(part));
+  return f();
+}
+
+}  // namespace
+
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
+  using namespace step_parts;
   const bool train = is_training();
-  auto h = attention_norm_->forward(residual_dropout(x, attention_->forward(x, mask_bias), dropout_, train));
-  auto f = ffn_out_(at::gelu(ffn_in_(h)));
-  return ffn_norm_->forward(residual_dropout(h, f, dropout_, train));
+  const auto a = attention_->forward(x, mask_bias);
+  const auto r = in_part(kResidual, [&] { return residual_dropout(x, a, dropout_, train); });
+  const auto h = in_part(kLayerNorm, [&] { return attention_norm_->forward(r); });
+  const auto u = ffn_in_(h);
+  const auto f = ffn_out_(in_part(kActivation, [&] { return at::gelu(u); }));
+  const auto s = in_part(kResidual, [&] { return residual_dropout(h, f, dropout_, train); });
+  return in_part(kLayerNorm, [&] { return ffn_norm_->forward(s); });
 }
 
 void EncoderLayerImpl::pretty_print(std::ostream& stream) const {

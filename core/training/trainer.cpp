@@ -69,10 +69,10 @@ std::string changed_keys(const nlohmann::json& before, const nlohmann::json& now
 }
 
 // What must match on resume. The device is not part of it: a run may go on elsewhere.
-nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training) {
+nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training, const Dataset& train) {
   auto t = training.to_json();
   t.erase("device");
-  return {{"model", model.to_json()}, {"training", t}};
+  return {{"model", model.to_json()}, {"training", t}, {"data_order", train.order_key()}};
 }
 
 // A data-parallel rank's random stream for one step.
@@ -146,7 +146,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
   std::unique_ptr<Checkpoint> checkpoint;
   if (resume) {
     checkpoint = std::make_unique<Checkpoint>(options_.checkpoint, Checkpoint::kStartAfresh, device_);
-    const auto expected = identity_of(model_spec_, config_);
+    const auto expected = identity_of(model_spec_, config_, *data_.train);
     if (checkpoint->identity().at("model") != expected.at("model"))
       throw Error("checkpoint " + options_.checkpoint +
                   " was made with a different model config (resume with the same config, or start "
@@ -157,6 +157,16 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
                   changed + "): resuming would record a run that no longer matches its config. "
                   "Resume with the settings it was made with, or start a new run (another "
                   "--checkpoint, or without --resume)");
+    // Checkpoints written before the data order was recorded have none to compare.
+    const auto& made = checkpoint->identity();
+    if (made.contains("data_order") && made.at("data_order") != expected.at("data_order"))
+      throw Error("checkpoint " + options_.checkpoint + " was made reading " +
+                  made.at("data_order").get<std::string>() + " for training, and this run reads " +
+                  expected.at("data_order").get<std::string>() +
+                  ": its batches would not go on where the stopped run left off. Resume with the "
+                  "data settings it was made with (the training file, train_limit, "
+                  "data.criteo.shuffle_buffer), or start a new run (another --checkpoint, or "
+                  "without --resume)");
     checkpoint->load_model(net);
   } else if (!config_.init_from.empty()) {
     const Checkpoint start(config_.init_from,
@@ -238,7 +248,7 @@ bool Trainer::save() {
   }
   if (!options_.parallel || options_.parallel->world().is_root())
     save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
-                    identity_of(model_spec_, config_));
+                    identity_of(model_spec_, config_, *data_.train));
   saved_step_ = state_.step;
   return true;
 }

@@ -11,6 +11,9 @@ enum Part : int {
   kAttentionProducts,  // the per-head score and context products
   kAttention,          // the rest of the attention core: softmax, padding bias, dropout
   kEmbedding,          // the word-embedding lookup
+  kLayerNorm,          // the encoders' layer norms
+  kActivation,         // the feed-forward activation (GELU)
+  kResidual,           // the encoders' residual adds with their dropout
   kSizeTerms,          // the model-size terms of the objective
   kOptimizer,          // the optimiser step
   kCount
