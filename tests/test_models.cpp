@@ -344,7 +344,7 @@ TEST_CASE("the dropout mask: keep rate 1-p, and any range drawn alone matches th
   CHECK(std::count(whole.begin(), whole.end(), static_cast<float>(1 / 0.75)) == 600000 - dropped);
 }
 
-TEST_CASE("attention core equals dropout(softmax(q k^T + bias)) v, gradients included",
+TEST_CASE("attention core equals dropout(softmax(scale q k^T + bias)) v, gradients included",
           "[models]") {
   // T = 13: most probability rows start inside a 4-element block of the mask generator; the
   // second shape is large enough for the products to split the heads across threads.
@@ -364,7 +364,8 @@ TEST_CASE("attention core equals dropout(softmax(q k^T + bias)) v, gradients inc
           auto ql = q.clone().to(dtype).requires_grad_(), kl = k.clone().to(dtype).requires_grad_(),
                vl = v.clone().to(dtype).requires_grad_();
           at::manual_seed(11);
-          const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train);
+          const double scale = 0.7;
+          const auto y = attention_core(ql, kl, vl, attention_mask_bias(padding, dtype), h, p, train, scale);
           // The core's mask: the first seed drawn after manual_seed(11), in (B, h, T, T) order.
           at::manual_seed(11);
           auto m = at::ones({B, h, T, T}, at::kDouble);
@@ -373,7 +374,7 @@ TEST_CASE("attention core equals dropout(softmax(q k^T + bias)) v, gradients inc
           auto qr = q.clone().requires_grad_(), kr = k.clone().requires_grad_(),
                vr = v.clone().requires_grad_();
           const auto probs = at::softmax(
-              at::matmul(split(qr), split(kr).transpose(-2, -1)) + attention_mask_bias(padding, at::kDouble), -1);
+              at::matmul(split(qr), split(kr).transpose(-2, -1)) * scale + attention_mask_bias(padding, at::kDouble), -1);
           const auto ref = at::matmul(probs * m, split(vr)).permute({0, 2, 1, 3}).reshape({B, T, D});
           // Within tol of the largest reference entry: float32 rounding grows with the sums' length.
           const double tol = dtype == at::kDouble ? 1e-12 : 1e-5;

@@ -42,7 +42,7 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
   const double per_sequence = d * d + d * classes;
   CHECK(part(p, "linear layers").flops == Approx(6.0 * (B * S * per_token + B * per_sequence)));
   // Scores and context forward, their four gradients backward: 6 products of B·S²·d multiply-adds.
-  CHECK(part(p, "attention products").flops == Approx(12.0 * layers * B * S * S * d));
+  CHECK(part(p, "attention (products, softmax, bias, dropout)").flops == Approx(12.0 * layers * B * S * S * d));
   CHECK(p.gemm_gflops > 0);
   double parts_ms = 0;
   for (const auto& row : p.parts) {
@@ -52,7 +52,7 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
     parts_ms += row.ms;
   }
   CHECK(parts_ms == Approx(p.step_ms).epsilon(1e-6));
-  for (const char* name : {"linear layers", "attention products", "attention softmax, bias, dropout",
+  for (const char* name : {"linear layers", "attention (products, softmax, bias, dropout)",
                            "layer norms", "GELU", "residual adds, dropout"}) {
     INFO(name);
     CHECK(part(p, name).forward_ms > 0);
@@ -69,7 +69,7 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
   REQUIRE(tt.profile);
   CHECK(part(*tt.profile, "linear layers").flops > 0);
   CHECK(part(*tt.profile, "linear layers").flops < part(p, "linear layers").flops);
-  CHECK(part(*tt.profile, "attention products").flops == Approx(part(p, "attention products").flops));
+  CHECK(part(*tt.profile, "attention (products, softmax, bias, dropout)").flops == Approx(part(p, "attention (products, softmax, bias, dropout)").flops));
   CHECK(part(*tt.profile, "linear layers").backward_ms > 0);
   CHECK(part(*tt.profile, "embedding lookup").backward_ms > 0);
   CHECK(part(*tt.profile, "size terms").forward_ms > 0);

@@ -1,6 +1,7 @@
 #include "core/models/attention_core.h"
 
 #include "core/kernels/cpu/apply_mask.h"
+#include "core/kernels/cpu/softmax_rows.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
 #include "core/util/error.h"
@@ -15,8 +16,10 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <optional>
 #include <string>
 #include <type_traits>
+#include <vector>
 
 namespace comera {
 
@@ -43,104 +46,83 @@ Gemm<T> blas_gemm() {
   return gemm;
 }
 
-// How BLAS (column-major) sees a row-major matrix view with sizes (rows, cols): its transpose,
-// "N", when rows are contiguous, or itself, "T", when columns are; ld its leading dimension.
-struct BlasOperand {
-  char trans = 0;  // 0: neither layout
-  int ld = 0;
+// Row-major C (m x n, ldc) = alpha·op(A)·op(B), op(A) m x k and op(B) k x n; ta / tb: A or B is
+// stored transposed. Column-major BLAS computes Cᵀ = op(B)ᵀ·op(A)ᵀ on the same buffers.
+template <typename T>
+void row_major_gemm(Gemm<T> gemm, bool ta, bool tb, int m, int n, int k, T alpha, const T* A,
+                    int lda, const T* B, int ldb, T* C, int ldc) {
+  const char a = ta ? 'T' : 'N', b = tb ? 'T' : 'N';
+  const T zero = 0;
+  gemm(&b, &a, &n, &m, &k, &alpha, B, &ldb, A, &lda, &zero, C, &ldc);
+}
+
+// One (batch entry, head) pair's operands in the (B, T, heads·dh) layout: T rows of dh, D apart.
+struct Layout {
+  int64_t B, T, heads, dh, D;
+  int64_t head(int64_t pair) const { return (pair / heads) * T * D + (pair % heads) * dh; }
+  int64_t block(int64_t pair) const { return pair * T * T; }  // in (B, heads, T, T)
+  // Pairs per parallel chunk: small products stay together (a chunk costs a parallel task).
+  int64_t grain() const { return std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(1, T * T * dh)); }
 };
 
-BlasOperand blas_operand(const at::Tensor& m) {
-  const int64_t rows = m.size(-2), cols = m.size(-1);
-  if (m.stride(-1) == 1 && m.stride(-2) >= std::max<int64_t>(1, cols)) return {'N', static_cast<int>(m.stride(-2))};
-  if (m.stride(-2) == 1 && m.stride(-1) >= std::max<int64_t>(1, rows)) return {'T', static_cast<int>(m.stride(-1))};
-  return {};
+Layout layout_of(const at::Tensor& q, int64_t heads) {
+  const int64_t D = q.size(2);
+  return {q.size(0), q.size(1), heads, D / heads, D};
 }
 
-// out[b, h] = a[b, h] @ b[b, h] for (B, h, ., .) views with a unit stride in one of their last two
-// dimensions: one BLAS call per (batch entry, head), the pairs split across threads (BLAS runs
-// single-threaded inside the parallel region), so no call pays for a thread team of its own.
-// False when BLAS or the layout is not there.
-template <typename T>
-bool blas_products(at::Tensor& out, const at::Tensor& a, const at::Tensor& b) {
-  const auto gemm = blas_gemm<T>();
-  if (!gemm || out.dim() != 4 || out.stride(-1) != 1 || out.stride(-2) < out.size(-1)) return false;
-  const auto A = blas_operand(a), Bop = blas_operand(b);
-  if (!A.trans || !Bop.trans) return false;
-  const int m = static_cast<int>(out.size(-2)), n = static_cast<int>(out.size(-1)),
-            k = static_cast<int>(a.size(-1)), ldc = static_cast<int>(out.stride(-2));
-  const int64_t heads = out.size(1);
-  T* const o = out.data_ptr<T>();
-  const T* const pa = a.data_ptr<T>();
-  const T* const pb = b.data_ptr<T>();
-  // Small products stay on one thread: a parallel region costs more than they do.
-  const int64_t grain = std::max<int64_t>(1, (int64_t{1} << 18) / std::max<int64_t>(1, int64_t{m} * n * k));
-  at::parallel_for(0, out.size(0) * heads, grain, [&](int64_t first, int64_t last) {
-    const T one = 1, zero = 0;
-    for (int64_t i = first; i < last; ++i) {
-      const int64_t bi = i / heads, hi = i % heads;
-      // Row-major C = A·B is column-major Cᵀ = Bᵀ·Aᵀ.
-      gemm(&Bop.trans, &A.trans, &n, &m, &k, &one, pb + bi * b.stride(0) + hi * b.stride(1), &Bop.ld,
-           pa + bi * a.stride(0) + hi * a.stride(1), &A.ld, &zero,
-           o + bi * out.stride(0) + hi * out.stride(1), &ldc);
-    }
-  });
-  return true;
-}
-
-// out[b] = a[b] @ b[b] for each batch entry, written in place (out may be a strided view).
-void batched_products(at::Tensor out, const at::Tensor& a, const at::Tensor& b) {
-  RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttentionProducts));
+void count_flops(const Layout& l, double products) {
   if (step_parts::counting())
-    step_parts::add_flops(step_parts::kAttentionProducts,
-                          2.0 * static_cast<double>(out.numel() * a.size(-1)));
-  bool done = false;
-  AT_DISPATCH_FLOATING_TYPES(out.scalar_type(), "comera_attention_products",
-                             [&] { done = blas_products<scalar_t>(out, a, b); });
-  if (done) return;
-  for (int64_t i = 0; i < out.size(0); ++i) {
-    auto o = out.select(0, i);
-    at::bmm_out(o, a.select(0, i), b.select(0, i));
-  }
+    step_parts::add_flops(step_parts::kAttention,
+                          products * 2.0 * static_cast<double>(l.B * l.heads * l.T * l.T * l.dh));
 }
 
-// d scores = P ⊙ (m ⊙ g - <m ⊙ g, P>) row by row, m the dropout multipliers and P the
-// probabilities; with D = m ⊙ P (the dropped probabilities) that is D ⊙ g - P <g, D>, so the mask
-// itself is not needed.
-template <typename T>
-void softmax_dropout_backward(const T* P, const T* D, const T* g, T* out, int64_t rows, int64_t n) {
-  at::parallel_for(0, rows, std::max<int64_t>(1, 16384 / n), [&](int64_t r0, int64_t r1) {
-    for (int64_t r = r0; r < r1; ++r) {
-      const T *p = P + r * n, *d = D + r * n, *gr = g + r * n;
-      T* o = out + r * n;
-      T acc[8] = {};  // independent partial sums, so the dot product is not one long chain
-      int64_t j = 0;
-      for (; j + 8 <= n; j += 8)
-        for (int k = 0; k < 8; ++k) acc[k] += gr[j + k] * d[j + k];
-      for (; j < n; ++j) acc[0] += gr[j] * d[j];
-      T dot = 0;
-      for (T a : acc) dot += a;
-      for (j = 0; j < n; ++j) o[j] = d[j] * gr[j] - p[j] * dot;
-    }
-  });
-}
-
+// The fused path: per (batch entry, head) pair, its T x T block goes through the score product,
+// bias, softmax, dropout and the context product (forward), or the probability and score
+// gradients and the three gradient products (backward), while in cache. Each pair is one BLAS
+// call per product; the pairs are split across threads (BLAS runs single-threaded inside the
+// parallel region).
 class AttentionCore : public torch::autograd::Function<AttentionCore> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
-                            const at::Tensor& v, const at::Tensor& bias, int64_t heads, double p) {
+                            const at::Tensor& v, const at::Tensor& bias, int64_t heads, double p,
+                            double scale) {
     const auto qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
-    const int64_t B = qc.size(0), T = qc.size(1);
-    const auto qh = heads_view(qc, heads), kh = heads_view(kc, heads), vh = heads_view(vc, heads);
-    auto scores = at::empty({B, heads, T, T}, qc.options());
-    batched_products(scores, qh, kh.transpose(-2, -1));
-    scores.add_(bias);
-    const auto probs = at::softmax(scores, -1).contiguous();
-    scores.reset();
-    const auto dropped = p > 0 ? cpu::apply_mask(DropoutMask(p), probs) : probs;
+    const Layout l = layout_of(qc, heads);
+    count_flops(l, 2);
+    auto b4 = bias.to(qc.scalar_type()).expand({l.B, heads, l.T, l.T});
+    if (b4.stride(3) != 1) b4 = b4.contiguous();
+    auto probs = at::empty({l.B, heads, l.T, l.T}, qc.options());
+    auto dropped = p > 0 ? at::empty_like(probs) : probs;
     auto context = at::empty(qc.sizes(), qc.options());
-    batched_products(heads_view(context, heads), dropped, vh);
+    std::optional<DropoutMask> mask;
+    if (p > 0) mask.emplace(p);
+    AT_DISPATCH_FLOATING_TYPES(qc.scalar_type(), "comera_attention_forward", [&] {
+      const auto gemm = blas_gemm<scalar_t>();
+      const scalar_t *Q = qc.data_ptr<scalar_t>(), *K = kc.data_ptr<scalar_t>(),
+                     *V = vc.data_ptr<scalar_t>(), *bp = b4.data_ptr<scalar_t>();
+      scalar_t *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>(),
+               *C = context.data_ptr<scalar_t>();
+      const int T = static_cast<int>(l.T), dh = static_cast<int>(l.dh), D = static_cast<int>(l.D);
+      at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+        for (int64_t i = first; i < last; ++i) {
+          scalar_t* pb = P + l.block(i);
+          row_major_gemm<scalar_t>(gemm, false, true, T, T, dh, static_cast<scalar_t>(scale),
+                                   Q + l.head(i), D, K + l.head(i), D, pb, T);
+          cpu::softmax_rows(pb, l.T, l.T, l.T, bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1),
+                            b4.stride(2));
+          scalar_t* db = pb;
+          if (p > 0) {
+            db = Dp + l.block(i);
+            mask->multipliers(l.block(i), l.T * l.T, db);
+            for (int64_t j = 0; j < l.T * l.T; ++j) db[j] *= pb[j];
+          }
+          row_major_gemm<scalar_t>(gemm, false, false, T, dh, T, 1, db, T, V + l.head(i), D,
+                                   C + l.head(i), D);
+        }
+      });
+    });
     ctx->saved_data["heads"] = heads;
+    ctx->saved_data["scale"] = scale;
     ctx->save_for_backward({qc, kc, vc, probs, dropped});
     return context;
   }
@@ -149,32 +131,45 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     const auto saved = ctx->get_saved_variables();
     const auto &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3], &dropped = saved[4];
     const int64_t heads = ctx->saved_data["heads"].toInt();
-    const auto qh = heads_view(q, heads), kh = heads_view(k, heads), vh = heads_view(v, heads);
-    const auto gh = heads_view(grads[0].contiguous(), heads);
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const Layout l = layout_of(q, heads);
+    count_flops(l, 4);
+    const auto g = grads[0].contiguous();
     auto dq = at::empty(q.sizes(), q.options()), dk = at::empty_like(dq), dv = at::empty_like(dq);
-    batched_products(heads_view(dv, heads), dropped.transpose(-2, -1), gh);
-    auto dprobs = at::empty(probs.sizes(), probs.options());
-    batched_products(dprobs, gh, vh.transpose(-2, -1));
-    auto dscores = at::empty_like(dprobs);
-    const int64_t n = probs.size(-1), rows = probs.numel() / std::max<int64_t>(1, n);
-    AT_DISPATCH_FLOATING_TYPES(probs.scalar_type(), "comera_attention_backward", [&] {
-      softmax_dropout_backward<scalar_t>(probs.data_ptr<scalar_t>(), dropped.data_ptr<scalar_t>(),
-                                         dprobs.data_ptr<scalar_t>(), dscores.data_ptr<scalar_t>(),
-                                         rows, n);
+    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_backward", [&] {
+      const auto gemm = blas_gemm<scalar_t>();
+      const scalar_t *Q = q.data_ptr<scalar_t>(), *K = k.data_ptr<scalar_t>(),
+                     *V = v.data_ptr<scalar_t>(), *G = g.data_ptr<scalar_t>(),
+                     *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>();
+      scalar_t *dQ = dq.data_ptr<scalar_t>(), *dK = dk.data_ptr<scalar_t>(),
+               *dV = dv.data_ptr<scalar_t>();
+      const int T = static_cast<int>(l.T), dh = static_cast<int>(l.dh), D = static_cast<int>(l.D);
+      const auto s = static_cast<scalar_t>(scale);
+      at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+        std::vector<scalar_t> w(static_cast<size_t>(l.T * l.T));  // this pair's score gradient
+        for (int64_t i = first; i < last; ++i) {
+          const scalar_t *pb = P + l.block(i), *db = Dp + l.block(i), *gi = G + l.head(i);
+          row_major_gemm<scalar_t>(gemm, true, false, T, dh, T, 1, db, T, gi, D, dV + l.head(i), D);
+          row_major_gemm<scalar_t>(gemm, false, true, T, T, dh, 1, gi, D, V + l.head(i), D, w.data(), T);
+          cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T);
+          row_major_gemm<scalar_t>(gemm, false, false, T, dh, T, s, w.data(), T, K + l.head(i), D,
+                                   dQ + l.head(i), D);
+          row_major_gemm<scalar_t>(gemm, true, false, T, dh, T, s, w.data(), T, Q + l.head(i), D,
+                                   dK + l.head(i), D);
+        }
+      });
     });
-    batched_products(heads_view(dq, heads), dscores, kh);
-    batched_products(heads_view(dk, heads), dscores.transpose(-2, -1), qh);
-    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor()};
+    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
 // The composite path: the same product in ATen ops under ordinary autograd, the mask made on
 // the tensors' device.
 at::Tensor composite_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                               const at::Tensor& bias, int64_t heads, double p) {
+                               const at::Tensor& bias, int64_t heads, double p, double scale) {
   const auto qh = heads_view(q.contiguous(), heads), kh = heads_view(k.contiguous(), heads),
              vh = heads_view(v.contiguous(), heads);
-  auto probs = at::softmax(at::matmul(qh, kh.transpose(-2, -1)) + bias, -1);
+  auto probs = at::softmax(at::matmul(qh, kh.transpose(-2, -1)) * scale + bias, -1);
   if (p > 0) probs = probs * DropoutMask(p).multipliers_like(probs);
   return at::matmul(probs, vh).transpose(1, 2).reshape(q.sizes());
 }
@@ -182,14 +177,16 @@ at::Tensor composite_attention(const at::Tensor& q, const at::Tensor& k, const a
 }  // namespace
 
 at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
-                          const at::Tensor& bias, int64_t heads, double p, bool train) {
+                          const at::Tensor& bias, int64_t heads, double p, bool train, double scale) {
   if (!(p >= 0 && p < 1))
     throw Error("attention: dropout probability must be in [0, 1), got p = " + std::to_string(p));
   const double rate = train ? p : 0.0;
   RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
-  if (fast_kernels_enabled() && cpu::maskable(q))
-    return AttentionCore::apply(q, k, v, bias, heads, rate);
-  return composite_attention(q, k, v, bias, heads, rate);
+  bool blas = false;
+  if (cpu::maskable(q))
+    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_blas", [&] { blas = blas_gemm<scalar_t>() != nullptr; });
+  if (fast_kernels_enabled() && blas) return AttentionCore::apply(q, k, v, bias, heads, rate, scale);
+  return composite_attention(q, k, v, bias, heads, rate, scale);
 }
 
 }  // namespace comera

@@ -24,9 +24,8 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
   const int64_t dh = x.size(2) / heads_;
-  // Scaling q (B·T·D entries) is cheaper than scaling the scores (B·h·T·T).
-  const auto q = query_(x) * (1.0 / std::sqrt(static_cast<double>(dh)));
-  const auto context = attention_core(q, key_(x), value_(x), mask_bias, heads_, dropout_, is_training());
+  const auto context = attention_core(query_(x), key_(x), value_(x), mask_bias, heads_, dropout_,
+                                      is_training(), 1.0 / std::sqrt(static_cast<double>(dh)));
   return output_(context);
 }
 

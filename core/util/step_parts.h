@@ -8,8 +8,7 @@ namespace comera::step_parts {
 
 enum Part : int {
   kLinear,             // the linear layers (TT or dense), forward and backward
-  kAttentionProducts,  // the per-head score and context products
-  kAttention,          // the rest of the attention core: softmax, padding bias, dropout
+  kAttention,          // the attention core: score and context products, bias, softmax, dropout
   kEmbedding,          // the word-embedding lookup
   kLayerNorm,          // the encoders' layer norms
   kActivation,         // the feed-forward activation (GELU)

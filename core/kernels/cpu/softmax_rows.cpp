@@ -1,0 +1,130 @@
+#include "core/kernels/cpu/softmax_rows.h"
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+#include <type_traits>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define COMERA_SOFTMAX_X86 1
+#include <immintrin.h>
+#endif
+
+namespace comera::cpu {
+
+namespace {
+
+template <typename T>
+void softmax_row_scalar(T* row, int64_t n, const T* bias) {
+  T max = -std::numeric_limits<T>::infinity();
+  for (int64_t j = 0; j < n; ++j) {
+    if (bias) row[j] += bias[j];
+    max = std::max(max, row[j]);
+  }
+  T sum = 0;
+  for (int64_t j = 0; j < n; ++j) {
+    row[j] = std::exp(row[j] - max);
+    sum += row[j];
+  }
+  const T inv = T(1) / sum;
+  for (int64_t j = 0; j < n; ++j) row[j] *= inv;
+}
+
+#ifdef COMERA_SOFTMAX_X86
+#define COMERA_AVX512F __attribute__((target("avx512f")))
+
+// Below this expf is denormal or 0: the vectorised rows give exactly 0 there.
+constexpr float kExpFloor = -87.0f;
+
+bool cpu_has_avx512f() {
+  static const bool has = __builtin_cpu_supports("avx512f");
+  return has;
+}
+
+// exp(z) for z <= 0: z = k ln2 + r with |r| <= ln2/2 (ln2 in two parts, so k ln2 is exact),
+// e^r by Cephes' expf polynomial, then scaled by 2^k; 0 below kExpFloor.
+COMERA_AVX512F inline __m512 exp_nonpositive(__m512 z) {
+  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(z, _mm512_set1_ps(1.44269504088896341f)),
+                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
+  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), z);
+  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
+  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
+  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
+  const __m512 r2 = _mm512_mul_ps(r, r);
+  const __m512 e = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
+  const __mmask16 live = _mm512_cmp_ps_mask(z, _mm512_set1_ps(kExpFloor), _CMP_GE_OQ);
+  return _mm512_maskz_scalef_ps(live, e, k);
+}
+
+COMERA_AVX512F void softmax_row_avx512(float* row, int64_t n, const float* bias) {
+  const int64_t full = n / 16 * 16;
+  const __mmask16 tail = static_cast<__mmask16>((1u << (n - full)) - 1);
+  __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
+  for (int64_t j = 0; j <= full; j += 16) {
+    const __mmask16 m = j < full ? __mmask16(0xFFFF) : tail;
+    if (!m) break;
+    __m512 v = _mm512_maskz_loadu_ps(m, row + j);
+    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
+    _mm512_mask_storeu_ps(row + j, m, v);
+    vmax = _mm512_mask_max_ps(vmax, m, vmax, v);
+  }
+  const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
+  __m512 vsum = _mm512_setzero_ps();
+  for (int64_t j = 0; j <= full; j += 16) {
+    const __mmask16 m = j < full ? __mmask16(0xFFFF) : tail;
+    if (!m) break;
+    const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), max));
+    _mm512_mask_storeu_ps(row + j, m, e);
+    vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
+  }
+  const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
+  for (int64_t j = 0; j <= full; j += 16) {
+    const __mmask16 m = j < full ? __mmask16(0xFFFF) : tail;
+    if (!m) break;
+    _mm512_mask_storeu_ps(row + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), inv));
+  }
+}
+#endif
+
+}  // namespace
+
+template <typename T>
+void softmax_rows(T* s, int64_t rows, int64_t n, int64_t ld, const T* bias, int64_t bias_ld) {
+  auto bias_row = [&](int64_t r) { return bias ? bias + r * bias_ld : nullptr; };
+#ifdef COMERA_SOFTMAX_X86
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx512f()) {
+      for (int64_t r = 0; r < rows; ++r) softmax_row_avx512(s + r * ld, n, bias_row(r));
+      return;
+    }
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r) softmax_row_scalar(s + r * ld, n, bias_row(r));
+}
+
+template <typename T>
+void softmax_dropout_backward_rows(const T* P, const T* D, T* g, int64_t rows, int64_t n, int64_t ld) {
+  for (int64_t r = 0; r < rows; ++r) {
+    const T *p = P + r * ld, *d = D + r * ld;
+    T* gr = g + r * ld;
+    T acc[8] = {};  // independent partial sums, so the dot product is not one long chain
+    int64_t j = 0;
+    for (; j + 8 <= n; j += 8)
+      for (int k = 0; k < 8; ++k) acc[k] += gr[j + k] * d[j + k];
+    for (; j < n; ++j) acc[0] += gr[j] * d[j];
+    T dot = 0;
+    for (const T a : acc) dot += a;
+    for (j = 0; j < n; ++j) gr[j] = d[j] * gr[j] - p[j] * dot;
+  }
+}
+
+template void softmax_rows<float>(float*, int64_t, int64_t, int64_t, const float*, int64_t);
+template void softmax_rows<double>(double*, int64_t, int64_t, int64_t, const double*, int64_t);
+template void softmax_dropout_backward_rows<float>(const float*, const float*, float*, int64_t, int64_t, int64_t);
+template void softmax_dropout_backward_rows<double>(const double*, const double*, double*, int64_t, int64_t, int64_t);
+
+}  // namespace comera::cpu

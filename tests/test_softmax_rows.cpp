@@ -1,0 +1,57 @@
+// The fused attention's row kernels against float64 ATen: softmax with a bias row (every row
+// length through the vector width's tails, huge negative bias entries, wide score ranges), and
+// the softmax-and-dropout backward against autograd.
+#include "core/kernels/cpu/softmax_rows.h"
+#include "tests/support/catch.h"
+
+#include <ATen/ATen.h>
+
+TEST_CASE("softmax rows with a bias row match float64 softmax, every length", "[kernels]") {
+  at::manual_seed(3);
+  for (int64_t n = 1; n <= 40; ++n) {
+    INFO("n " << n);
+    const int64_t rows = 3, ld = n + 5;
+    // Scores over a wide range; some bias entries are the padding bias (-1e9).
+    // Float-representable inputs: the comparison sees the kernel's error, not the inputs' rounding.
+    auto scores = (at::randn({rows, ld}, at::kDouble) * 30).to(at::kFloat).to(at::kDouble);
+    auto bias = at::randn({2, n}, at::kDouble).to(at::kFloat).to(at::kDouble);
+    bias.index_put_({0, at::arange(0, n, 3)}, -1e9);
+    for (const int64_t bias_ld : {int64_t{0}, n}) {
+      const auto expected_bias = bias_ld == 0 ? bias[0].expand({rows, n})
+                                              : at::cat({bias, bias[0].unsqueeze(0)}).narrow(0, 0, rows);
+      const auto all_bias = bias_ld == 0 ? bias[0].contiguous() : at::cat({bias, bias[0].unsqueeze(0)}).contiguous();
+      const auto want = at::softmax(scores.narrow(1, 0, n) + expected_bias, -1);
+      auto f = scores.to(at::kFloat).contiguous();
+      const auto fb = all_bias.to(at::kFloat).contiguous();
+      comera::cpu::softmax_rows(f.data_ptr<float>(), rows, n, ld, fb.data_ptr<float>(), bias_ld);
+      auto d = scores.clone();
+      const auto db = all_bias.clone();
+      comera::cpu::softmax_rows(d.data_ptr<double>(), rows, n, ld, db.data_ptr<double>(), bias_ld);
+      CHECK((f.narrow(1, 0, n).to(at::kDouble) - want).abs().max().item<double>() < 1e-6);
+      CHECK((d.narrow(1, 0, n) - want).abs().max().item<double>() < 1e-14);
+      // The padding left after each row is untouched.
+      CHECK(at::equal(f.narrow(1, n, ld - n), scores.narrow(1, n, ld - n).to(at::kFloat)));
+      // Padded entries (bias row 0: every row when shared, rows 0 and 2 otherwise) are exactly
+      // zero wherever the row has an unpadded entry.
+      if (n > 1)
+        for (const int64_t r : {int64_t{0}, int64_t{2}})
+          CHECK(f[r].narrow(0, 0, n).index({at::arange(0, n, 3)}).abs().max().item<float>() == 0);
+    }
+  }
+}
+
+TEST_CASE("softmax-and-dropout backward rows match autograd", "[kernels]") {
+  at::manual_seed(4);
+  const int64_t rows = 5, n = 37;
+  const auto scores = at::randn({rows, n}, at::kDouble).requires_grad_();
+  const auto mask = (at::rand({rows, n}, at::kDouble) > 0.3).to(at::kDouble) / 0.7;
+  const auto probs = at::softmax(scores, -1);
+  const auto dropped = probs * mask;
+  const auto g = at::randn({rows, n}, at::kDouble);
+  dropped.backward(g);
+  auto got = g.clone();
+  comera::cpu::softmax_dropout_backward_rows(probs.detach().data_ptr<double>(),
+                                             dropped.detach().contiguous().data_ptr<double>(),
+                                             got.data_ptr<double>(), rows, n, n);
+  CHECK((got - scores.grad()).abs().max().item<double>() < 1e-13);
+}
