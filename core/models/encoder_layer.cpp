@@ -1,5 +1,6 @@
 #include "core/models/encoder_layer.h"
 
+#include "core/kernels/cpu/gelu.h"
 #include "core/models/dropout.h"
 #include "core/util/step_parts.h"
 
@@ -40,7 +41,7 @@ at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& mask
   const auto r = in_part(kResidual, [&] { return residual_dropout(x, a, dropout_, train); });
   const auto h = in_part(kLayerNorm, [&] { return attention_norm_->forward(r); });
   const auto u = ffn_in_(h);
-  const auto f = ffn_out_(in_part(kActivation, [&] { return at::gelu(u); }));
+  const auto f = ffn_out_(in_part(kActivation, [&] { return cpu::fast_gelu_available(u) ? cpu::gelu(u) : at::gelu(u); }));
   const auto s = in_part(kResidual, [&] { return residual_dropout(h, f, dropout_, train); });
   return in_part(kLayerNorm, [&] { return ffn_norm_->forward(s); });
 }

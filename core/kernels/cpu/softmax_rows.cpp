@@ -7,7 +7,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COMERA_SOFTMAX_X86 1
-#include <immintrin.h>
+#include "core/kernels/cpu/vector_exp.h"
 #endif
 
 namespace comera::cpu {
@@ -31,35 +31,6 @@ void softmax_row_scalar(T* row, int64_t n, const T* bias) {
 }
 
 #ifdef COMERA_SOFTMAX_X86
-#define COMERA_AVX512F __attribute__((target("avx512f")))
-
-// Below this expf is denormal or 0: the vectorised rows give exactly 0 there.
-constexpr float kExpFloor = -87.0f;
-
-bool cpu_has_avx512f() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
-
-// exp(z) for z <= 0: z = k ln2 + r with |r| <= ln2/2 (ln2 in two parts, so k ln2 is exact),
-// e^r by Cephes' expf polynomial, then scaled by 2^k; 0 below kExpFloor.
-COMERA_AVX512F inline __m512 exp_nonpositive(__m512 z) {
-  const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(z, _mm512_set1_ps(1.44269504088896341f)),
-                                        _MM_FROUND_TO_NEAREST_INT | _MM_FROUND_NO_EXC);
-  __m512 r = _mm512_fnmadd_ps(k, _mm512_set1_ps(0.693359375f), z);
-  r = _mm512_fnmadd_ps(k, _mm512_set1_ps(-2.12194440e-4f), r);
-  __m512 p = _mm512_set1_ps(1.9875691500e-4f);
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.3981999507e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(8.3334519073e-3f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(4.1665795894e-2f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(1.6666665459e-1f));
-  p = _mm512_fmadd_ps(p, r, _mm512_set1_ps(5.0000001201e-1f));
-  const __m512 r2 = _mm512_mul_ps(r, r);
-  const __m512 e = _mm512_add_ps(_mm512_fmadd_ps(p, r2, r), _mm512_set1_ps(1.0f));
-  const __mmask16 live = _mm512_cmp_ps_mask(z, _mm512_set1_ps(kExpFloor), _CMP_GE_OQ);
-  return _mm512_maskz_scalef_ps(live, e, k);
-}
-
 COMERA_AVX512F void softmax_row_avx512(float* row, int64_t n, const float* bias) {
   const int64_t full = n / 16 * 16;
   const __mmask16 tail = static_cast<__mmask16>((1u << (n - full)) - 1);

@@ -1,6 +1,7 @@
-// The fused attention's row kernels against float64 ATen: softmax with a bias row (every row
-// length through the vector width's tails, huge negative bias entries, wide score ranges), and
-// the softmax-and-dropout backward against autograd.
+// The fused CPU kernels against float64 ATen: the attention's row softmax with a bias row (every
+// row length through the vector width's tails, padding bias, wide score ranges) and its
+// softmax-and-dropout backward, and the fused GELU with its gradient.
+#include "core/kernels/cpu/gelu.h"
 #include "core/kernels/cpu/softmax_rows.h"
 #include "tests/support/catch.h"
 
@@ -54,4 +55,27 @@ TEST_CASE("softmax-and-dropout backward rows match autograd", "[kernels]") {
                                              dropped.detach().contiguous().data_ptr<double>(),
                                              got.data_ptr<double>(), rows, n, n);
   CHECK((got - scores.grad()).abs().max().item<double>() < 1e-13);
+}
+
+TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", "[kernels]") {
+  at::manual_seed(6);
+  // Every tail length, the far tails (x = ±12), zero and a normal spread.
+  auto x = at::cat({at::randn({1037}, at::kDouble) * 3, at::linspace(-12, 12, 97, at::kDouble),
+                    at::zeros({1}, at::kDouble)})
+               .to(at::kFloat);
+  if (!comera::cpu::fast_gelu_available(x)) return;  // no AVX-512 here: at::gelu runs instead
+  for (const int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, x.numel()}) {
+    INFO("n " << n);
+    const auto xf = x.narrow(0, 0, n).clone().requires_grad_();
+    const auto xd = x.narrow(0, 0, n).to(at::kDouble).requires_grad_();
+    const auto g = at::randn({n}, at::kDouble);
+    const auto y = comera::cpu::gelu(xf);
+    const auto want = at::gelu(xd);
+    y.backward(g.to(at::kFloat));
+    want.backward(g);
+    // Absolute error of Φ under 1.5e-7 (the erfc approximation), times |x|, plus float rounding.
+    const auto scale = xd.detach().abs().clamp_min(1);
+    CHECK(((y.to(at::kDouble) - want).abs() / scale).max().item<double>() < 4e-7);
+    CHECK(((xf.grad().to(at::kDouble) - xd.grad()).abs() / (scale * g.abs().clamp_min(1))).max().item<double>() < 1e-6);
+  }
 }
