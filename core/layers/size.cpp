@@ -98,20 +98,23 @@ at::Tensor surrogate_size(const torch::nn::Module& model, SurrogateKind kind) {
     std::vector<at::Tensor> norms;  // ||d_k||_1 of the masked d, k = 1..K-1
     for (const auto& d : layer.rank_vectors()) {
       norms.push_back(masked_rank_vector(d, threshold).abs().sum());
-      count += surviving(d, threshold);
+      if (kind == SurrogateKind::Mean) count += surviving(d, threshold);
     }
     if (kind == SurrogateKind::Mean) {
       for (const auto& n : norms) add(n);
       continue;
     }
+    // sum_k |G_k| ||d_k|| ||d_{k+1}||, the end bonds' norms taken as 1: one product of the
+    // padded norm vector with itself shifted (a handful of ops per layer, not a few per core).
     const auto& chain = layer.chain();
     const auto options = layer.cores().front().options();
-    for (int64_t k = 0; k < chain.cores(); ++k) {
-      at::Tensor term = at::full({}, static_cast<double>(chain.core_size(k)), options);
-      if (k > 0) term = term * norms[k - 1];
-      if (k + 1 < chain.cores()) term = term * norms[k];
-      add(term);
-    }
+    std::vector<double> core_sizes;
+    for (int64_t k = 0; k < chain.cores(); ++k) core_sizes.push_back(static_cast<double>(chain.core_size(k)));
+    const auto one = at::ones({1}, options);
+    const auto padded = norms.empty() ? at::ones({2}, options) : at::cat({one, at::stack(norms), one});
+    const auto sizes = at::tensor(core_sizes, options.dtype(at::kDouble)).to(options.dtype());
+    const auto bonds = padded.numel() - 1;
+    add((sizes * padded.narrow(0, 0, bonds) * padded.narrow(0, 1, bonds)).sum());
   }
   if (!total.defined()) return at::zeros({});
   // With nothing surviving, the masked norms (and so total) are already 0.

@@ -45,7 +45,8 @@ class Tensorized {
   virtual TruncationResult truncate(bool fold = false) = 0;
 };
 
-// d with pruned entries zeroed (differentiable in the surviving entries).
+// d with pruned entries zeroed (differentiable in the surviving entries); d itself when none is
+// pruned.
 at::Tensor masked_rank_vector(const at::Tensor& d, double threshold);
 
 // Tensorized::truncate for any chain whose core k has its left bond on dim 0 and its right bond
