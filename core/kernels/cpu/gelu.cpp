@@ -1,5 +1,6 @@
 #include "core/kernels/cpu/gelu.h"
 
+#include "core/kernels/cpu/cpu_features.h"
 #include "core/kernels/fast_kernels.h"
 
 #include <ATen/ATen.h>
@@ -66,7 +67,6 @@ COMERA_AVX512F void gelu_backward(const float* x, const float* g, float* dx, int
   }
 }
 #else
-bool cpu_has_avx512f() { return false; }
 void gelu_forward(const float*, float*, int64_t) {}
 void gelu_backward(const float*, const float*, float*, int64_t) {}
 #endif

@@ -1,5 +1,7 @@
 #include "core/kernels/cpu/softmax_rows.h"
 
+#include "core/kernels/cpu/cpu_features.h"
+
 #include <algorithm>
 #include <cmath>
 #include <limits>

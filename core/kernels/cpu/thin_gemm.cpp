@@ -1,5 +1,6 @@
 #include "core/kernels/cpu/thin_gemm.h"
 
+#include "core/kernels/cpu/cpu_features.h"
 #include "core/kernels/fast_kernels.h"
 
 #include <c10/util/Exception.h>
@@ -15,20 +16,7 @@
 
 namespace comera::thin {
 
-namespace {
-
-bool cpu_has_avx512() {
-#ifdef COMERA_THIN_X86
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-#else
-  return false;
-#endif
-}
-
-}  // namespace
-
-bool enabled() { return cpu_has_avx512() && fast_kernels_enabled(); }
+bool enabled() { return cpu::cpu_has_avx512f() && fast_kernels_enabled(); }
 int64_t padded(int64_t r) { return (r + 15) / 16 * 16; }
 
 #ifdef COMERA_THIN_X86

@@ -2,7 +2,7 @@
 // e^z for z <= 0 on 16 floats (AVX-512F), shared by the fused softmax and GELU kernels: Cephes'
 // expf (z = k ln2 + r with ln2 in two parts, a degree-6 polynomial in r, scaled by 2^k), within
 // 2 ulp; exactly 0 below kExpFloor, where expf is denormal or 0. Include only on x86-64 with
-// GCC or Clang; callers check __builtin_cpu_supports("avx512f") before calling.
+// GCC or Clang; callers check cpu_has_avx512f() (cpu_features.h) before calling.
 #include <immintrin.h>
 
 #define COMERA_AVX512F __attribute__((target("avx512f")))
@@ -10,11 +10,6 @@
 namespace comera::cpu {
 
 constexpr float kExpFloor = -87.0f;
-
-inline bool cpu_has_avx512f() {
-  static const bool has = __builtin_cpu_supports("avx512f");
-  return has;
-}
 
 COMERA_AVX512F inline __m512 exp_nonpositive(__m512 z) {
   const __m512 k = _mm512_roundscale_ps(_mm512_mul_ps(z, _mm512_set1_ps(1.44269504088896341f)),
