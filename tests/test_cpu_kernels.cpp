@@ -1,8 +1,9 @@
 // The fused CPU kernels against float64 ATen: the attention's row softmax with a bias row (every
 // row length through the vector width's tails, padding bias, wide score ranges) and its
-// softmax-and-dropout backward, and the fused GELU with its gradient.
+// softmax-and-dropout backward, the fused GELU with its gradient, and the tiled transpose.
 #include "core/kernels/cpu/gelu.h"
 #include "core/kernels/cpu/softmax_rows.h"
+#include "core/kernels/cpu/transpose.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
@@ -78,4 +79,26 @@ TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", 
     CHECK(((y.to(at::kDouble) - want).abs() / scale).max().item<double>() < 4e-7);
     CHECK(((xf.grad().to(at::kDouble) - xd.grad()).abs() / (scale * g.abs().clamp_min(1))).max().item<double>() < 1e-6);
   }
+}
+
+TEST_CASE("tiled transpose equals ATen's, with row scales, zero padding and every tail", "[kernels]") {
+  at::manual_seed(5);
+  for (const int64_t rows : {1, 15, 16, 17, 30, 33})
+    for (const int64_t cols : {1, 7, 16, 31, 48})
+      for (const int64_t pad : {0, 2, 18})
+        for (const bool scaled : {false, true}) {
+          INFO("rows " << rows << " cols " << cols << " padding " << pad << " scaled " << scaled);
+          const int64_t lda = cols + 3, padded = rows + pad, ldb = padded + 5;
+          const auto A = at::randn({rows, lda});
+          const auto scale = at::randn({rows});
+          auto B = at::full({cols + 1, ldb}, 7.0f);  // one row past the last and each row's end
+          comera::cpu::transpose(A.data_ptr<float>(), rows, cols, lda, B.data_ptr<float>(), ldb,
+                                 padded, scaled ? scale.data_ptr<float>() : nullptr);
+          auto want = A.narrow(1, 0, cols);
+          if (scaled) want = want * scale.unsqueeze(1);
+          want = at::cat({want.t(), at::zeros({cols, pad})}, 1);
+          CHECK(at::equal(B.narrow(0, 0, cols).narrow(1, 0, padded), want));
+          CHECK((B.narrow(1, padded, ldb - padded) == 7).all().item<bool>());
+          CHECK((B[cols] == 7).all().item<bool>());
+        }
 }

@@ -183,10 +183,15 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
       {{10, 10}, {9, 9}, {1, 10, 64, 9, 1}, {50}},
       {{10, 10}, {9, 9}, {1, 10, 65, 9, 1}, {13}},
       {{33}, {17}, {1, 17, 1}, {49}},
+      {{2, 3, 2, 2}, {3, 2, 2, 2}, {1, 2, 5, 7, 20, 6, 4, 2, 1}, {2, 37}},
   };
+  const int saved_threads = at::get_num_threads();
+  for (const int threads : {1, 2})
   for (const bool fast : {true, false}) {
+    // Two threads split the batch rows and merge and peel the chain's two sides at once.
+    at::set_num_threads(threads);
     const FastKernelsGuard kernels(fast);
-    INFO("kernels " << (thin::enabled() ? "AVX-512" : "composite ATen path"));
+    INFO("kernels " << (thin::enabled() ? "AVX-512" : "composite ATen path") << ", threads " << threads);
     at::manual_seed(21);
     int index = 0;
     for (const auto& c : cases) {
@@ -194,6 +199,10 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
       {
         c10::NoGradGuard no_grad;
         for (auto& d : layer->rank_vectors()) d.uniform_(0.5, 1.5);
+        // One pruned entry (below the threshold, masked to 0) in the first and middle bonds.
+        const auto& ds = layer->rank_vectors();
+        for (const size_t k : {size_t{0}, ds.size() / 2})
+          if (k < ds.size() && ds[k].numel() > 1) ds[k][1].fill_(layer->threshold() / 2);
       }
       INFO(layer->shape().str());
       auto shape = c.lead;
@@ -223,6 +232,7 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
         CHECK(rel_err(layer->rank_vectors()[k].grad().to(at::kDouble), ranks[k].grad()) < tol);
     }
   }
+  at::set_num_threads(saved_threads);
 }
 
 TEST_CASE("the fast-kernel switch: thin kernels follow it, guards restore it", "[tt_linear]") {

@@ -1,6 +1,7 @@
 #include "core/models/attention_core.h"
 
 #include "core/kernels/cpu/apply_mask.h"
+#include "core/kernels/cpu/blas_gemm.h"
 #include "core/kernels/cpu/softmax_rows.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
@@ -13,12 +14,9 @@
 #include <ATen/record_function.h>
 #include <torch/autograd.h>
 
-#include <dlfcn.h>
-
 #include <algorithm>
 #include <optional>
 #include <string>
-#include <type_traits>
 #include <vector>
 
 namespace comera {
@@ -31,29 +29,6 @@ using torch::autograd::variable_list;
 // (B, T, h·dh) -> (B, h, T, dh), a view.
 at::Tensor heads_view(const at::Tensor& t, int64_t heads) {
   return t.view({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
-}
-
-// Fortran BLAS gemm of the BLAS LibTorch was linked with, looked up at run time (comera does not
-// link BLAS itself); null where the symbol is not there.
-template <typename T>
-using Gemm = void (*)(const char*, const char*, const int*, const int*, const int*, const T*,
-                      const T*, const int*, const T*, const int*, const T*, T*, const int*);
-
-template <typename T>
-Gemm<T> blas_gemm() {
-  static const auto gemm =
-      reinterpret_cast<Gemm<T>>(dlsym(RTLD_DEFAULT, std::is_same_v<T, float> ? "sgemm_" : "dgemm_"));
-  return gemm;
-}
-
-// Row-major C (m x n, ldc) = alpha·op(A)·op(B), op(A) m x k and op(B) k x n; ta / tb: A or B is
-// stored transposed. Column-major BLAS computes Cᵀ = op(B)ᵀ·op(A)ᵀ on the same buffers.
-template <typename T>
-void row_major_gemm(Gemm<T> gemm, bool ta, bool tb, int m, int n, int k, T alpha, const T* A,
-                    int lda, const T* B, int ldb, T* C, int ldc) {
-  const char a = ta ? 'T' : 'N', b = tb ? 'T' : 'N';
-  const T zero = 0;
-  gemm(&b, &a, &n, &m, &k, &alpha, B, &ldb, A, &lda, &zero, C, &ldc);
 }
 
 // One (batch entry, head) pair's operands in the (B, T, heads·dh) layout: T rows of dh, D apart.
@@ -97,7 +72,6 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     std::optional<DropoutMask> mask;
     if (p > 0) mask.emplace(p);
     AT_DISPATCH_FLOATING_TYPES(qc.scalar_type(), "comera_attention_forward", [&] {
-      const auto gemm = blas_gemm<scalar_t>();
       const scalar_t *Q = qc.data_ptr<scalar_t>(), *K = kc.data_ptr<scalar_t>(),
                      *V = vc.data_ptr<scalar_t>(), *bp = b4.data_ptr<scalar_t>();
       scalar_t *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>(),
@@ -106,8 +80,8 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
       at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
         for (int64_t i = first; i < last; ++i) {
           scalar_t* pb = P + l.block(i);
-          row_major_gemm<scalar_t>(gemm, false, true, T, T, dh, static_cast<scalar_t>(scale),
-                                   Q + l.head(i), D, K + l.head(i), D, pb, T);
+          cpu::gemm<scalar_t>(false, true, T, T, dh, static_cast<scalar_t>(scale),
+                              Q + l.head(i), D, K + l.head(i), D, 0, pb, T);
           cpu::softmax_rows(pb, l.T, l.T, l.T, bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1),
                             b4.stride(2));
           scalar_t* db = pb;
@@ -116,8 +90,8 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
             mask->multipliers(l.block(i), l.T * l.T, db);
             for (int64_t j = 0; j < l.T * l.T; ++j) db[j] *= pb[j];
           }
-          row_major_gemm<scalar_t>(gemm, false, false, T, dh, T, 1, db, T, V + l.head(i), D,
-                                   C + l.head(i), D);
+          cpu::gemm<scalar_t>(false, false, T, dh, T, 1, db, T, V + l.head(i), D, 0,
+                              C + l.head(i), D);
         }
       });
     });
@@ -137,7 +111,6 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     const auto g = grads[0].contiguous();
     auto dq = at::empty(q.sizes(), q.options()), dk = at::empty_like(dq), dv = at::empty_like(dq);
     AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_backward", [&] {
-      const auto gemm = blas_gemm<scalar_t>();
       const scalar_t *Q = q.data_ptr<scalar_t>(), *K = k.data_ptr<scalar_t>(),
                      *V = v.data_ptr<scalar_t>(), *G = g.data_ptr<scalar_t>(),
                      *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>();
@@ -149,13 +122,13 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
         std::vector<scalar_t> w(static_cast<size_t>(l.T * l.T));  // this pair's score gradient
         for (int64_t i = first; i < last; ++i) {
           const scalar_t *pb = P + l.block(i), *db = Dp + l.block(i), *gi = G + l.head(i);
-          row_major_gemm<scalar_t>(gemm, true, false, T, dh, T, 1, db, T, gi, D, dV + l.head(i), D);
-          row_major_gemm<scalar_t>(gemm, false, true, T, T, dh, 1, gi, D, V + l.head(i), D, w.data(), T);
+          cpu::gemm<scalar_t>(true, false, T, dh, T, 1, db, T, gi, D, 0, dV + l.head(i), D);
+          cpu::gemm<scalar_t>(false, true, T, T, dh, 1, gi, D, V + l.head(i), D, 0, w.data(), T);
           cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T);
-          row_major_gemm<scalar_t>(gemm, false, false, T, dh, T, s, w.data(), T, K + l.head(i), D,
-                                   dQ + l.head(i), D);
-          row_major_gemm<scalar_t>(gemm, true, false, T, dh, T, s, w.data(), T, Q + l.head(i), D,
-                                   dK + l.head(i), D);
+          cpu::gemm<scalar_t>(false, false, T, dh, T, s, w.data(), T, K + l.head(i), D, 0,
+                              dQ + l.head(i), D);
+          cpu::gemm<scalar_t>(true, false, T, dh, T, s, w.data(), T, Q + l.head(i), D, 0,
+                              dK + l.head(i), D);
         }
       });
     });
@@ -184,7 +157,7 @@ at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Te
   RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
   bool blas = false;
   if (cpu::maskable(q))
-    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_blas", [&] { blas = blas_gemm<scalar_t>() != nullptr; });
+    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_blas", [&] { blas = cpu::has_blas_gemm<scalar_t>(); });
   if (fast_kernels_enabled() && blas) return AttentionCore::apply(q, k, v, bias, heads, rate, scale);
   return composite_attention(q, k, v, bias, heads, rate, scale);
 }

@@ -103,10 +103,10 @@ void a_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, f
     blocks[std::min<int64_t>(MR, m - i) - 1](A + i * lda, lda, 1, k, B, C + i * 16 * NV);
 }
 
-template <int NV>
+template <int NV, bool ADD>
 void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C) {
   constexpr int KR = block_rows(NV);
-  static constexpr auto blocks = bcast_blocks<NV, true>(std::make_integer_sequence<int, KR>{});
+  static constexpr auto blocks = bcast_blocks<NV, ADD>(std::make_integer_sequence<int, KR>{});
   for (int64_t c = 0; c < k; c += KR)
     blocks[std::min<int64_t>(KR, k - c) - 1](A + c, 1, lda, m, B, C + c * 16 * NV);
 }
@@ -182,9 +182,14 @@ void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int6
   with_vectors(rp, [&](auto nv) { a_b_nv<decltype(nv)::value>(A, lda, m, k, B, C); });
 }
 
-void at_b_add(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp,
-              float* C) {
-  with_vectors(rp, [&](auto nv) { at_b_nv<decltype(nv)::value>(A, lda, m, k, B, C); });
+void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C,
+          bool add) {
+  with_vectors(rp, [&](auto nv) {
+    if (add)
+      at_b_nv<decltype(nv)::value, true>(A, lda, m, k, B, C);
+    else
+      at_b_nv<decltype(nv)::value, false>(A, lda, m, k, B, C);
+  });
 }
 
 void a_wide(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
@@ -209,7 +214,7 @@ namespace {
 }  // namespace
 
 void a_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*) { unavailable(); }
-void at_b_add(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*) {
+void at_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*, bool) {
   unavailable();
 }
 void a_wide(const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t) {
