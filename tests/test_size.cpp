@@ -1,4 +1,5 @@
 // Size accounting and the size surrogate against hand-computed values and finite differences.
+#include "core/kernels/fast_kernels.h"
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
@@ -172,6 +173,37 @@ TEST_CASE("model_size counts the paper's attention TTLinear beside the embedding
   CHECK(surrogate_size(*model, SurrogateKind::Weighted).item<double>() ==
         Approx(167808 + 20448).epsilon(1e-6));
   CHECK(surrogate_size(*model, SurrogateKind::Mean).item<double>() == Approx(1.0));
+}
+
+TEST_CASE("surrogate from host memory equals the ATen composite, values and gradients", "[size]") {
+  // Two layers (a TTM embedding and a TT linear), float32, random signs, some entries pruned and
+  // one bond of the embedding emptied; the composite (fast kernels off) is the reference.
+  at::manual_seed(9);
+  torch::nn::Sequential model(TTMEmbedding(TTMEmbeddingOptions(100, {10, 10}, {4, 2}, {1, 5, 1})),
+                              TTLinear(TTLinearOptions({6, 4}, {3, 5}, {1, 6, 9, 5, 1})));
+  std::vector<at::Tensor> ranks;
+  for (const auto& p : model->named_parameters())
+    if (p.key().find("rank") != std::string::npos) ranks.push_back(p.value());
+  REQUIRE(ranks.size() == 4);
+  for (const bool emptied : {false, true}) {
+    {
+      at::NoGradGuard no_grad;
+      for (auto& d : ranks) d.copy_(at::randn(d.sizes()) * 0.5);
+      ranks[2][3].fill_(0.004);  // below the 0.01 threshold
+      ranks[3][0].fill_(0);
+      if (emptied) ranks[0].fill_(0.001);
+    }
+    for (const auto kind : {SurrogateKind::Weighted, SurrogateKind::Mean}) {
+      INFO("emptied " << emptied << " kind " << (kind == SurrogateKind::Mean ? "mean" : "weighted"));
+      const auto fast = surrogate_size(*model, kind);
+      const auto fast_grads = torch::autograd::grad({fast * 3}, ranks);
+      const FastKernelsGuard composite(false);
+      const auto want = surrogate_size(*model, kind);
+      const auto want_grads = torch::autograd::grad({want * 3}, ranks);
+      CHECK(fast.item<double>() == Approx(want.item<double>()).epsilon(1e-6));
+      for (size_t k = 0; k < ranks.size(); ++k) CHECK(at::allclose(fast_grads[k], want_grads[k], 1e-5, 1e-6));
+    }
+  }
 }
 
 TEST_CASE("surrogate kinds parse, unknown names are refused", "[size]") {

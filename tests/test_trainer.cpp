@@ -461,7 +461,8 @@ TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
         const FastKernelsGuard kernels(fast);
         at::manual_seed(1);
         std::vector<at::Tensor> a, b;
-        for (const auto& shape : {std::vector<int64_t>{3, 4, 5}, {7}, {1}, {5, 3}}) {
+        // 1037 entries: the vectorised float update's full vectors and its tail.
+        for (const auto& shape : {std::vector<int64_t>{3, 4, 5}, {7}, {1}, {1037}, {5, 3}}) {
           auto t = at::randn(shape, dtype);
           if (shape.size() == 2) t = t.t();
           a.push_back(t.detach().requires_grad_());

@@ -1,5 +1,6 @@
 #include "core/training/fused_adamw.h"
 
+#include "core/kernels/cpu/adamw_step.h"
 #include "core/kernels/fast_kernels.h"
 
 #include <ATen/ATen.h>
@@ -7,6 +8,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <type_traits>
 
 namespace comera {
 
@@ -23,7 +25,13 @@ void adamw_kernel(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const Update
           b2 = static_cast<T>(u.beta2), c1 = static_cast<T>(1 - u.beta1),
           c2 = static_cast<T>(1 - u.beta2), eps = static_cast<T>(u.eps),
           step = static_cast<T>(u.lr / u.bias1), inv_bias2 = static_cast<T>(1 / u.bias2_sqrt);
+  const bool vectorised = std::is_same_v<T, float> && cpu::adamw_step_available();
   at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
+    if constexpr (std::is_same_v<T, float>)
+      if (vectorised)
+        return cpu::adamw_step(p + begin, g + begin, m + begin, v + begin,
+                               vmax ? vmax + begin : nullptr, end - begin,
+                               {decay, b1, b2, c1, c2, eps, step, inv_bias2});
     for (int64_t i = begin; i < end; ++i) {
       const T gi = g[i];
       const T pi = p[i] * decay;

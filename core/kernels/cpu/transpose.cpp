@@ -1,17 +1,9 @@
 #include "core/kernels/cpu/transpose.h"
 
+#include "core/kernels/cpu/avx512_intrinsics.h"
 #include "core/kernels/cpu/cpu_features.h"
 
 #include <algorithm>
-
-#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
-#define COMERA_TRANSPOSE_X86 1
-// GCC 12's unpack intrinsics pass _mm512_undefined_ps() as their unused merge source, which
-// -Wmaybe-uninitialized reports.
-#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
-#include <immintrin.h>
-#define COMERA_AVX512 __attribute__((target("avx512f")))
-#endif
 
 namespace comera::cpu {
 
@@ -33,13 +25,13 @@ void transpose_scalar(const float* A, int64_t rows, int64_t cols, int64_t lda, f
   }
 }
 
-#ifdef COMERA_TRANSPOSE_X86
+#ifdef COMERA_X86_KERNELS
 
 __mmask16 low_bits(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
 
 // r[i] holds row i of a 16 x 16 tile; afterwards r[j] holds column j. Pairs of 32-bit, then
 // 64-bit elements are interleaved, then 128-bit lanes exchanged twice.
-COMERA_AVX512 inline void transpose_registers(__m512 r[16]) {
+COMERA_AVX512F inline void transpose_registers(__m512 r[16]) {
   __m512 t[16];
   for (int i = 0; i < 16; i += 2) {
     t[i] = _mm512_unpacklo_ps(r[i], r[i + 1]);
@@ -64,7 +56,7 @@ COMERA_AVX512 inline void transpose_registers(__m512 r[16]) {
   }
 }
 
-COMERA_AVX512 void transpose_avx512(const float* A, int64_t rows, int64_t cols, int64_t lda,
+COMERA_AVX512F void transpose_avx512(const float* A, int64_t rows, int64_t cols, int64_t lda,
                                     float* B, int64_t ldb, int64_t padded_rows,
                                     const float* row_scale) {
   for (int64_t i0 = 0; i0 < padded_rows; i0 += kTile) {
@@ -90,7 +82,7 @@ COMERA_AVX512 void transpose_avx512(const float* A, int64_t rows, int64_t cols, 
 
 void transpose(const float* A, int64_t rows, int64_t cols, int64_t lda, float* B, int64_t ldb,
                int64_t padded_rows, const float* row_scale) {
-#ifdef COMERA_TRANSPOSE_X86
+#ifdef COMERA_X86_KERNELS
   if (cpu_has_avx512f()) return transpose_avx512(A, rows, cols, lda, B, ldb, padded_rows, row_scale);
 #endif
   transpose_scalar(A, rows, cols, lda, B, ldb, padded_rows, row_scale);
