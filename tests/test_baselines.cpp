@@ -402,7 +402,7 @@ TEST_CASE("the method key rewrites an experiment into explicit settings", "[base
   CHECK(low.model.settings["low_rank"]["ffn_in"]["rank"] == 6);
   CHECK(lte.model.settings["lte"]["attention"]["heads"] == 2);
   // Applying a method twice changes nothing.
-  for (const std::string method : method_names()) {
+  for (const std::string& method : method_names()) {
     INFO(method);
     auto json = base;
     json["method"] = method;

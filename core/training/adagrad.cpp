@@ -4,7 +4,7 @@ namespace comera {
 
 void Adagrad::slice_state(const std::vector<ParamSlice>& slices) {
   for (const auto& slice : slices) {
-    auto it = state_.find(c10::guts::to_string(slice.param.unsafeGetTensorImpl()));
+    auto it = state_.find(state_key(slice.param));
     if (it == state_.end()) continue;
     auto& s = static_cast<torch::optim::AdagradParamState&>(*it->second);
     s.sum(sliced(s.sum(), slice));

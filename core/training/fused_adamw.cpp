@@ -93,7 +93,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     for (auto& p : group.params()) {
       if (!p.grad().defined()) continue;
       TORCH_CHECK(!p.grad().is_sparse(), "AdamW does not support sparse gradients");
-      auto& slot = state()[c10::guts::to_string(p.unsafeGetTensorImpl())];
+      auto& slot = state()[state_key(p)];
       if (!slot) {
         auto s = std::make_unique<torch::optim::AdamWParamState>();
         s->step(0);
@@ -119,7 +119,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
 
 void FusedAdamW::slice_state(const std::vector<ParamSlice>& slices) {
   for (const auto& slice : slices) {
-    auto it = state_.find(c10::guts::to_string(slice.param.unsafeGetTensorImpl()));
+    auto it = state_.find(state_key(slice.param));
     if (it == state_.end()) continue;  // never stepped: no moments yet
     auto& s = static_cast<torch::optim::AdamWParamState&>(*it->second);
     s.exp_avg(sliced(s.exp_avg(), slice));

@@ -13,8 +13,6 @@ namespace comera {
 
 namespace {
 
-std::string key_of(const at::Tensor& p) { return c10::guts::to_string(p.unsafeGetTensorImpl()); }
-
 // Each singular vector (a row of `p` when `rows`, else a column) with its largest-magnitude entry
 // made positive: the SVD's signs are arbitrary, and a refresh that finds the same subspace should
 // keep the kept moments' coordinates meaning the same thing.
@@ -97,7 +95,7 @@ torch::Tensor Galore::step(LossClosure closure) {
       TORCH_CHECK(!p.grad().is_sparse(), "GaLore does not support sparse gradients");
       const bool project = is_projected(p);
       const auto shapes = project ? galore_shapes(p.size(0), p.size(1), settings_.rank) : GaloreShapes{};
-      auto& slot = state()[key_of(p)];
+      auto& slot = state()[state_key(p)];
       if (!slot) {
         auto s = std::make_unique<GaloreParamState>();
         s->exp_avg(at::zeros(project ? shapes.moments : p.sizes().vec(), p.options()));
@@ -136,7 +134,7 @@ void Galore::load(torch::serialize::InputArchive& archive) {
 
 void Galore::slice_state(const std::vector<ParamSlice>& slices) {
   for (const auto& slice : slices) {
-    auto it = state_.find(key_of(slice.param));
+    auto it = state_.find(state_key(slice.param));
     if (it == state_.end()) continue;
     if (is_projected(slice.param))
       throw Error("GaLore cannot slice the projected state of a truncated weight (project only "
@@ -149,7 +147,7 @@ void Galore::slice_state(const std::vector<ParamSlice>& slices) {
 
 int64_t Galore::state_elements(const at::Tensor& p) const {
   int64_t n = p.numel();
-  auto it = state_.find(key_of(p));
+  auto it = state_.find(state_key(p));
   if (it == state_.end()) return n;
   const auto& s = static_cast<const GaloreParamState&>(*it->second);
   for (const auto* t : {&s.exp_avg(), &s.exp_avg_sq(), &s.projector()})

@@ -24,4 +24,12 @@ at::Tensor sliced(at::Tensor t, const ParamSlice& slice) {
   return t.contiguous();
 }
 
+StateKey state_key(const at::Tensor& p) {
+#if TORCH_VERSION_MAJOR >= 2
+  return p.unsafeGetTensorImpl();
+#else
+  return c10::guts::to_string(p.unsafeGetTensorImpl());
+#endif
+}
+
 }  // namespace comera
