@@ -454,6 +454,8 @@ TEST_CASE("resuming with another model config is refused", "[trainer]") {
 TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
   // With the fast kernels off, and for a non-contiguous parameter always, FusedAdamW takes the
   // composite step: the stock step's ops, so equal bit for bit.
+  const int saved_threads = at::get_num_threads();
+  at::set_num_threads(2);
   for (const bool fast : {true, false})
     for (const bool amsgrad : {false, true})
       for (const auto dtype : {at::kDouble, at::kFloat}) {
@@ -461,8 +463,9 @@ TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
         const FastKernelsGuard kernels(fast);
         at::manual_seed(1);
         std::vector<at::Tensor> a, b;
-        // 1037 entries: the vectorised float update's full vectors and its tail.
-        for (const auto& shape : {std::vector<int64_t>{3, 4, 5}, {7}, {1}, {1037}, {5, 3}}) {
+        // 1037 entries: the vectorised float update's full vectors and its tail; 70,001: enough
+        // in all for the threads to split the entries (mid-parameter) at two threads.
+        for (const auto& shape : {std::vector<int64_t>{3, 4, 5}, {7}, {1}, {1037}, {70001}, {5, 3}}) {
           auto t = at::randn(shape, dtype);
           if (shape.size() == 2) t = t.t();
           a.push_back(t.detach().requires_grad_());
@@ -494,6 +497,7 @@ TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
             CHECK(at::allclose(a[i], b[i], tol, tol));
         }
       }
+  at::set_num_threads(saved_threads);
 }
 
 TEST_CASE("training learns a learnable task", "[trainer]") {

@@ -5,6 +5,7 @@
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
+#include <omp.h>
 
 #include <algorithm>
 #include <cmath>
@@ -19,30 +20,64 @@ struct Update {
   bool amsgrad;
 };
 
+// One parameter's fused update, its state made contiguous and its constants for this step.
+struct FusedJob {
+  at::Tensor p, g, m, v, vmax;  // vmax undefined without amsgrad
+  Update u;
+};
+
+// Entries [begin, end) of one job.
 template <typename T>
-void adamw_kernel(T* p, const T* g, T* m, T* v, T* vmax, int64_t n, const Update& u) {
+void adamw_range(const FusedJob& job, int64_t begin, int64_t end) {
+  const Update& u = job.u;
   const T decay = static_cast<T>(1 - u.lr * u.decay), b1 = static_cast<T>(u.beta1),
           b2 = static_cast<T>(u.beta2), c1 = static_cast<T>(1 - u.beta1),
           c2 = static_cast<T>(1 - u.beta2), eps = static_cast<T>(u.eps),
           step = static_cast<T>(u.lr / u.bias1), inv_bias2 = static_cast<T>(1 / u.bias2_sqrt);
-  const bool vectorised = std::is_same_v<T, float> && cpu::adamw_step_available();
-  at::parallel_for(0, n, 16384, [&](int64_t begin, int64_t end) {
-    if constexpr (std::is_same_v<T, float>)
-      if (vectorised)
-        return cpu::adamw_step(p + begin, g + begin, m + begin, v + begin,
-                               vmax ? vmax + begin : nullptr, end - begin,
-                               {decay, b1, b2, c1, c2, eps, step, inv_bias2});
-    for (int64_t i = begin; i < end; ++i) {
-      const T gi = g[i];
-      const T pi = p[i] * decay;
-      const T mi = b1 * m[i] + c1 * gi;
-      T vi = b2 * v[i] + c2 * gi * gi;
-      m[i] = mi;
-      v[i] = vi;
-      if (vmax) vi = vmax[i] = std::max(vmax[i], vi);
-      p[i] = pi - step * mi / (std::sqrt(vi) * inv_bias2 + eps);
+  T* p = job.p.data_ptr<T>() + begin;
+  const T* g = job.g.data_ptr<T>() + begin;
+  T* m = job.m.data_ptr<T>() + begin;
+  T* v = job.v.data_ptr<T>() + begin;
+  T* vmax = job.vmax.defined() ? job.vmax.data_ptr<T>() + begin : nullptr;
+  const int64_t n = end - begin;
+  if constexpr (std::is_same_v<T, float>)
+    if (cpu::adamw_step_available())
+      return cpu::adamw_step(p, g, m, v, vmax, n, {decay, b1, b2, c1, c2, eps, step, inv_bias2});
+  for (int64_t i = 0; i < n; ++i) {
+    const T gi = g[i];
+    const T pi = p[i] * decay;
+    const T mi = b1 * m[i] + c1 * gi;
+    T vi = b2 * v[i] + c2 * gi * gi;
+    m[i] = mi;
+    v[i] = vi;
+    if (vmax) vi = vmax[i] = std::max(vmax[i], vi);
+    p[i] = pi - step * mi / (std::sqrt(vi) * inv_bias2 + eps);
+  }
+}
+
+// All fused parameters in one parallel region, the threads splitting their entries evenly: most
+// of a tensorized model's hundreds of parameters are too small to split one by one, and a
+// region per parameter would cost more than its update.
+void run_fused(const std::vector<FusedJob>& jobs) {
+  std::vector<int64_t> offsets{0};
+  for (const auto& job : jobs) offsets.push_back(offsets.back() + job.p.numel());
+  const int64_t total = offsets.back();
+  const int threads = total >= (int64_t{1} << 16) ? at::get_num_threads() : 1;
+#pragma omp parallel num_threads(threads) if (threads > 1)
+  {
+    const int64_t t = omp_get_thread_num(), nt = omp_get_num_threads();
+    const int64_t lo = total * t / nt, hi = total * (t + 1) / nt;
+    size_t i = std::upper_bound(offsets.begin(), offsets.end(), lo) - offsets.begin() - 1;
+    for (; i < jobs.size() && offsets[i] < hi; ++i) {
+      const int64_t begin = std::max(lo, offsets[i]) - offsets[i];
+      const int64_t end = std::min(hi, offsets[i + 1]) - offsets[i];
+      if (begin >= end) continue;
+      if (jobs[i].p.scalar_type() == at::kFloat)
+        adamw_range<float>(jobs[i], begin, end);
+      else
+        adamw_range<double>(jobs[i], begin, end);
     }
-  });
+  }
 }
 
 bool fusable(const at::Tensor& p) {
@@ -51,21 +86,12 @@ bool fusable(const at::Tensor& p) {
          (p.scalar_type() == at::kFloat || p.scalar_type() == at::kDouble);
 }
 
-void fused_update(at::Tensor& p, torch::optim::AdamWParamState& s, const Update& u) {
+FusedJob fused_job(at::Tensor& p, torch::optim::AdamWParamState& s, const Update& u) {
   // Loaded or sliced moments are normally contiguous already; the kernel relies on it.
   s.exp_avg(s.exp_avg().contiguous());
   s.exp_avg_sq(s.exp_avg_sq().contiguous());
   if (u.amsgrad) s.max_exp_avg_sq(s.max_exp_avg_sq().contiguous());
-  const auto& g = p.grad();
-  auto vmax = u.amsgrad ? s.max_exp_avg_sq() : at::Tensor();
-  if (p.scalar_type() == at::kFloat)
-    adamw_kernel<float>(p.data_ptr<float>(), g.data_ptr<float>(), s.exp_avg().data_ptr<float>(),
-                        s.exp_avg_sq().data_ptr<float>(),
-                        vmax.defined() ? vmax.data_ptr<float>() : nullptr, p.numel(), u);
-  else
-    adamw_kernel<double>(p.data_ptr<double>(), g.data_ptr<double>(),
-                         s.exp_avg().data_ptr<double>(), s.exp_avg_sq().data_ptr<double>(),
-                         vmax.defined() ? vmax.data_ptr<double>() : nullptr, p.numel(), u);
+  return {p, p.grad(), s.exp_avg(), s.exp_avg_sq(), u.amsgrad ? s.max_exp_avg_sq() : at::Tensor(), u};
 }
 
 // The stock step's ATen ops for one parameter: any device and dtype, no host synchronisation.
@@ -88,6 +114,7 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
     at::AutoGradMode enable_grad(true);
     loss = closure();
   }
+  std::vector<FusedJob> jobs;
   for (auto& group : param_groups()) {
     const auto& o = static_cast<const torch::optim::AdamWOptions&>(group.options());
     for (auto& p : group.params()) {
@@ -109,11 +136,12 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       const Update u{o.lr(), beta1, beta2, o.eps(), o.weight_decay(),
                      1 - std::pow(beta1, k), std::sqrt(1 - std::pow(beta2, k)), o.amsgrad()};
       if (fusable(p))
-        fused_update(p, s, u);
+        jobs.push_back(fused_job(p, s, u));
       else
         composite_update(p, s, u);
     }
   }
+  run_fused(jobs);
   return loss;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // AdamW with the same state, options, serialisation and update rule as torch::optim::AdamW,
-// but one fused pass per parameter over raw float/double memory instead of ~10 tensor ops:
+// but one fused pass over all parameters' raw float/double memory instead of ~10 tensor ops each:
 // a tensorized model has hundreds of small parameters, where the per-op overhead of the
 // stock step dominated its cost. Other dtypes and devices, or the fast kernels switched off
 // (fast_kernels.h), take the stock step's ATen ops parameter by parameter.
