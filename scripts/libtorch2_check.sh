@@ -32,5 +32,6 @@ case "${1:-}" in
     echo "ctest rc $? ($(( $(date +%s) - start )) s)"
     grep -E "tests passed|Failed|SegFault|\(SEGFAULT\)" "$logs/ctest.log" | head -40
     ;;
-  *) echo "usage: $0 fetch|run" >&2; exit 2 ;;
+  -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//' ;;
+  *) echo "usage: $0 fetch|run (--help for what each does)" >&2; exit 2 ;;
 esac

@@ -435,9 +435,11 @@ at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores
     return composite_merged_path(x, cores, ranks, bias);
   std::vector<at::Tensor> bias_list;
   if (bias.defined()) bias_list.push_back(bias);
-  bool train = at::GradMode::is_enabled() && (x.requires_grad() || (bias.defined() && bias.requires_grad()));
-  for (const auto& t : cores) train = train || (at::GradMode::is_enabled() && t.requires_grad());
-  for (const auto& t : ranks) train = train || (at::GradMode::is_enabled() && t.requires_grad());
+  const auto needs_grad = [](const at::Tensor& t) { return t.defined() && t.requires_grad(); };
+  const bool train = at::GradMode::is_enabled() &&
+                     (needs_grad(x) || needs_grad(bias) ||
+                      std::any_of(cores.begin(), cores.end(), needs_grad) ||
+                      std::any_of(ranks.begin(), ranks.end(), needs_grad));
   return MergedPath::apply(x, at::TensorList(cores), at::TensorList(ranks),
                            at::TensorList(bias_list), train);
 }

@@ -3,29 +3,17 @@
 #include "core/kernels/cpu/avx512_intrinsics.h"
 #include "core/kernels/cpu/cpu_features.h"
 
+#include <c10/util/Exception.h>
+
 #include <algorithm>
 
 namespace comera::cpu {
 
 namespace {
 
-constexpr int64_t kTile = 16;
-
-void transpose_scalar(const float* A, int64_t rows, int64_t cols, int64_t lda, float* B,
-                      int64_t ldb, int64_t padded_rows, const float* row_scale) {
-  for (int64_t i0 = 0; i0 < padded_rows; i0 += kTile) {
-    const int64_t i1 = std::min(padded_rows, i0 + kTile);
-    for (int64_t j0 = 0; j0 < cols; j0 += kTile) {
-      const int64_t j1 = std::min(cols, j0 + kTile);
-      for (int64_t i = i0; i < i1; ++i) {
-        const float s = i < rows ? (row_scale ? row_scale[i] : 1.0f) : 0.0f;
-        for (int64_t j = j0; j < j1; ++j) B[j * ldb + i] = i < rows ? s * A[i * lda + j] : 0.0f;
-      }
-    }
-  }
-}
-
 #ifdef COMERA_X86_KERNELS
+
+constexpr int64_t kTile = 16;
 
 __mmask16 low_bits(int64_t n) { return n >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << n) - 1); }
 
@@ -85,7 +73,7 @@ void transpose(const float* A, int64_t rows, int64_t cols, int64_t lda, float* B
 #ifdef COMERA_X86_KERNELS
   if (cpu_has_avx512f()) return transpose_avx512(A, rows, cols, lda, B, ldb, padded_rows, row_scale);
 #endif
-  transpose_scalar(A, rows, cols, lda, B, ldb, padded_rows, row_scale);
+  TORCH_CHECK(false, "transpose needs an x86-64 CPU with AVX-512; check cpu_has_avx512f()");
 }
 
 }  // namespace comera::cpu

@@ -1,7 +1,7 @@
 #pragma once
-// Out-of-place float transpose in 16 x 16 tiles (AVX-512 in registers where the CPU has it): a
-// plain double loop walks one side with a stride, and the merged path's backward needs several
-// (out or in) x r transposes per layer and step.
+// Out-of-place float transpose in 16 x 16 tiles held in AVX-512 registers: a plain double loop
+// walks one side with a stride, and the merged path's kernels need several (out or in) x r
+// transposes per layer and step. Needs an AVX-512F CPU (cpu_has_avx512f(), as the thin kernels).
 #include <cstdint>
 
 namespace comera::cpu {

@@ -3,9 +3,7 @@
 // expf (z = k ln2 + r with ln2 in two parts, a degree-6 polynomial in r, scaled by 2^k), within
 // 2 ulp; exactly 0 below kExpFloor, where expf is denormal or 0. Include only on x86-64 with
 // GCC or Clang; callers check cpu_has_avx512f() (cpu_features.h) before calling.
-#include <immintrin.h>
-
-#define COMERA_AVX512F __attribute__((target("avx512f")))
+#include "core/kernels/cpu/avx512_intrinsics.h"
 
 namespace comera::cpu {
 
