@@ -304,9 +304,10 @@ TEST_CASE("residual dropout is x + dropout(f), its gradient the forward's mask",
 }
 
 TEST_CASE("the composite dropout mask equals the fast one bit for bit", "[models]") {
-  // Seeds with the top bit set and not, sizes off the blocks of four, p off the 1/65536 grid.
+  // Seeds with the top bit set and not, sizes off the blocks of four (and of the eight draws
+  // hashed at once), p off the 1/65536 grid and one rounding to 65536 (nothing kept).
   for (const uint64_t seed : {0ull, 12345ull, 0x8000000000000001ull, 0xFFFFFFFFFFFFFFFFull})
-    for (const double p : {0.1, 0.5, 0.9})
+    for (const double p : {0.1, 0.5, 0.9, 0.999995})
       for (const int64_t n : {1, 7, 4099}) {
         INFO("seed " << seed << " p " << p << " n " << n);
         const DropoutMask mask(p, seed);

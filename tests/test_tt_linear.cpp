@@ -110,6 +110,21 @@ int64_t param_count(const torch::nn::Module& m) {
   return n;
 }
 
+// fn() at 1 and 2 threads (two split the batch rows and share the chains' sides out), the fast
+// kernels on and off; the thread count restored after.
+template <typename Fn>
+void each_kernel_setting(const Fn& fn) {
+  const int saved_threads = at::get_num_threads();
+  for (const int threads : {1, 2})
+    for (const bool fast : {true, false}) {
+      at::set_num_threads(threads);
+      const FastKernelsGuard kernels(fast);
+      INFO("kernels " << (thin::enabled() ? "AVX-512" : "composite ATen path") << ", threads " << threads);
+      fn();
+    }
+  at::set_num_threads(saved_threads);
+}
+
 }  // namespace
 
 TEST_CASE("TTLinear forward equals x·W for random shapes, d = 1..4", "[tt_linear]") {
@@ -185,13 +200,7 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
       {{33}, {17}, {1, 17, 1}, {49}},
       {{2, 3, 2, 2}, {3, 2, 2, 2}, {1, 2, 5, 7, 20, 6, 4, 2, 1}, {2, 37}},
   };
-  const int saved_threads = at::get_num_threads();
-  for (const int threads : {1, 2})
-  for (const bool fast : {true, false}) {
-    // Two threads split the batch rows and merge and peel the chain's two sides at once.
-    at::set_num_threads(threads);
-    const FastKernelsGuard kernels(fast);
-    INFO("kernels " << (thin::enabled() ? "AVX-512" : "composite ATen path") << ", threads " << threads);
+  each_kernel_setting([&] {
     at::manual_seed(21);
     int index = 0;
     for (const auto& c : cases) {
@@ -231,8 +240,75 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
       for (size_t k = 0; k < ranks.size(); ++k)
         CHECK(rel_err(layer->rank_vectors()[k].grad().to(at::kDouble), ranks[k].grad()) < tol);
     }
-  }
-  at::set_num_threads(saved_threads);
+  });
+}
+
+TEST_CASE("TT layers sharing an input run as one pass and match the float64 reference", "[tt_linear]") {
+  // Three layers reading the same 60 features, as a self-attention's Q, K and V: chains of
+  // d = 2, 1 and 3, padded middle ranks 32, 16 and 48, one without a bias, one with a pruned
+  // entry; rows off the register blocks and the 48-row chunks.
+  struct Spec {
+    std::vector<int64_t> in, out, ranks;
+    bool bias;
+  };
+  const std::vector<Spec> specs{{{6, 10}, {4, 7}, {1, 5, 20, 7, 1}, true},
+                                {{60}, {9}, {1, 9, 1}, false},
+                                {{3, 4, 5}, {3, 4, 4}, {1, 3, 10, 40, 8, 4, 1}, true}};
+  each_kernel_setting([&] {
+    at::manual_seed(5);
+    std::vector<TTLinear> layers;
+    std::vector<TTLinearImpl*> group;
+    for (const auto& sp : specs) {
+      layers.emplace_back(TTLinearOptions(sp.in, sp.out, sp.ranks).bias(sp.bias));
+      group.push_back(layers.back().get());
+      c10::NoGradGuard no_grad;
+      for (auto& d : layers.back()->rank_vectors()) d.uniform_(0.5, 1.5);
+    }
+    {
+      c10::NoGradGuard no_grad;
+      layers[2]->rank_vectors()[2][3].fill_(layers[2]->threshold() / 2);
+    }
+    auto x = at::randn({2, 53, 60}).requires_grad_();
+    const auto ys = tt_linear_shared_input(x, group);
+    REQUIRE(ys.size() == 3);
+    std::vector<at::Tensor> gs;
+    at::Tensor loss = at::zeros({}, at::kFloat);
+    for (const auto& y : ys) {
+      gs.push_back(at::randn(y.sizes()));
+      loss = loss + (y * gs.back()).sum();
+    }
+    loss.backward();
+
+    auto xr = x.detach().to(at::kDouble).requires_grad_();
+    at::Tensor loss_r = at::zeros({}, at::kDouble);
+    std::vector<std::vector<at::Tensor>> cores(3), ranks(3);
+    std::vector<at::Tensor> biases(3), yrs(3);
+    for (size_t l = 0; l < 3; ++l) {
+      for (const auto& t : layers[l]->cores()) cores[l].push_back(t.detach().to(at::kDouble).requires_grad_());
+      for (const auto& t : layers[l]->rank_vectors())
+        ranks[l].push_back(t.detach().to(at::kDouble).requires_grad_());
+      yrs[l] = at::matmul(xr, dense_weight(cores[l], ranks[l], layers[l]->threshold()));
+      if (specs[l].bias) {
+        biases[l] = layers[l]->bias.detach().to(at::kDouble).requires_grad_();
+        yrs[l] = yrs[l] + biases[l];
+      }
+      loss_r = loss_r + (yrs[l] * gs[l].to(at::kDouble)).sum();
+    }
+    loss_r.backward();
+
+    const double tol = 1e-4;
+    CHECK(rel_err(x.grad().to(at::kDouble), xr.grad()) < tol);
+    for (size_t l = 0; l < 3; ++l) {
+      INFO("layer " << l << " " << layers[l]->shape().str());
+      CHECK(rel_err(ys[l].to(at::kDouble), yrs[l]) < tol);
+      CHECK(layers[l]->bias.defined() == specs[l].bias);
+      if (specs[l].bias) CHECK(rel_err(layers[l]->bias.grad().to(at::kDouble), biases[l].grad()) < tol);
+      for (size_t k = 0; k < cores[l].size(); ++k)
+        CHECK(rel_err(layers[l]->cores()[k].grad().to(at::kDouble), cores[l][k].grad()) < tol);
+      for (size_t k = 0; k < ranks[l].size(); ++k)
+        CHECK(rel_err(layers[l]->rank_vectors()[k].grad().to(at::kDouble), ranks[l][k].grad()) < tol);
+    }
+  });
 }
 
 TEST_CASE("the fast-kernel switch: thin kernels follow it, guards restore it", "[tt_linear]") {

@@ -88,16 +88,16 @@ float* scratch(int i, int64_t n) {
   return b.data();
 }
 
-// Runs a and b, on two threads when there are two: the two sides of the chain are independent.
-template <typename A, typename B>
-void both_sides(int threads, const A& a, const B& b) {
-#pragma omp parallel sections num_threads(2) if (threads > 1)
-  {
-#pragma omp section
-    a();
-#pragma omp section
-    b();
-  }
+// Runs task(i) for i < n, spread over the threads biggest first (cost(i) estimates each): the
+// sides of a group's chains are independent.
+template <typename Cost, typename Task>
+void run_sides(int threads, int64_t n, const Cost& cost, const Task& task) {
+  std::vector<int64_t> order(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) order[i] = i;
+  std::stable_sort(order.begin(), order.end(),
+                   [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
+#pragma omp parallel for num_threads(std::min<int64_t>(threads, n)) schedule(dynamic, 1) if (threads > 1 && n > 1)
+  for (int64_t i = 0; i < n; ++i) task(order[i]);
 }
 
 // Input side: prefix[k] = c_0 diag(d_1) c_1 ⋯ c_k as (s_0⋯s_k, r_{k+1}) for k < d-1 (prefix[0]
@@ -243,171 +243,267 @@ void for_parts(int64_t B, int64_t parts, const Fn& fn) {
 
 const float* data(const at::Tensor& t) { return t.data_ptr<float>(); }
 
-// The kernel path: core merges by BLAS on the chain's two sides at once, batch GEMMs by the thin
-// kernels at r_d padded to rp, and a backward by hand from the saved merges. No ATen op runs
-// except allocations.
-class MergedPath : public torch::autograd::Function<MergedPath> {
+// Multiply-adds of merging one side of a chain (its peel costs twice that): the sides' weights
+// when the threads share them out.
+int64_t side_macs(const Chain& c, bool input) {
+  int64_t macs = 0, n = input ? c.s[0] : c.s[c.K - 1];
+  if (input)
+    for (int64_t k = 1; k < c.d; ++k) macs += n * c.r[k] * c.s[k] * c.r[k + 1], n *= c.s[k];
+  else
+    for (int64_t k = c.K - 2; k >= c.d; --k) macs += c.r[k] * c.s[k] * c.r[k + 1] * n, n *= c.s[k];
+  return macs;
+}
+
+// One layer of a group as the kernels see it: its chain, sizes, r_d padded to rp, and off, its
+// first row in the group's stacked Lᵀ (and first column in the stacked U of the backward).
+struct Member {
+  Chain c;
+  int64_t in, out = 1, r, rp, off;
+  const float* mid;
+  Member(at::TensorList cores, at::TensorList ranks, int64_t off_)
+      : c(cores, ranks), in(c.in()), r(c.r[c.d]), rp(thin::padded(r)), off(off_), mid(c.rank[c.d]) {
+    for (int64_t k = c.d; k < c.K; ++k) out *= c.s[k];
+  }
+};
+
+// layout: per layer its core count and whether it has a bias; cores and ranks are the layers'
+// lists one after another, bias the biases present. off accumulates the padded ranks.
+std::vector<Member> members(at::TensorList cores, at::TensorList ranks,
+                            const std::vector<int64_t>& layout) {
+  std::vector<Member> m;
+  size_t ci = 0, ri = 0;
+  int64_t off = 0;
+  for (size_t g = 0; g < layout.size(); g += 2) {
+    const auto K = static_cast<size_t>(layout[g]);
+    m.emplace_back(cores.slice(ci, K), ranks.slice(ri, K - 1), off);
+    ci += K;
+    ri += K - 1;
+    off += m.back().rp;
+  }
+  return m;
+}
+
+// The kernel path for a group of layers reading the same x (one layer, or a self-attention's Q,
+// K and V): core merges by BLAS with the chains' sides shared out between the threads, batch
+// GEMMs by the thin kernels at r_d padded to rp (x read once per chunk for all the layers, and
+// one dX for all), and a backward by hand from the saved merges. No ATen op runs except
+// allocations.
+class MergedGroup : public torch::autograd::Function<MergedGroup> {
  public:
-  // bias: empty, or the bias alone. train: a backward will follow, so the transposed operands
-  // it needs are made here, on the merges' two threads.
-  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList cores,
-                            at::TensorList ranks, at::TensorList bias, bool train) {
-    const Chain c(cores, ranks);
+  // bias: the biases present, in layer order. train: a backward will follow, so the transposed
+  // operands it needs are made here, on the merges' threads.
+  static variable_list forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList cores,
+                               at::TensorList ranks, at::TensorList bias,
+                               std::vector<int64_t> layout, bool train) {
+    const auto m = members(cores, ranks, layout);
+    const auto G = static_cast<int64_t>(m.size());
     const int threads = at::get_num_threads();
-    const int64_t B = x.size(0), in = c.in(), r = c.r[c.d], rp = thin::padded(r);
-    const float* mid = c.rank[c.d];
+    const int64_t B = x.size(0), in = m[0].in, RP = m.back().off + m.back().rp;
     const auto options = x.options();
-    // prefix[d-1] is L padded to (in, rp).
-    std::vector<at::Tensor> prefix(c.d), suffix(c.d);
-    prefix[0] = cores[0];
-    int64_t rows = c.s[0];
-    for (int64_t k = 1; k + 1 < c.d; ++k) {
-      rows *= c.s[k];
-      prefix[k] = at::empty({rows, c.r[k + 1]}, options);
+    // Per layer: the merges (prefix[d-1] is L padded to (in, rp)), Rd = diag(d_d)·R with rows
+    // padded to rp and, for the backward, Rdᵀ (out, rp); the layers' Lᵀ stacked (RP, in).
+    std::vector<std::vector<at::Tensor>> prefix(G), suffix(G);
+    std::vector<at::Tensor> Rd(G), RdT(G), Y(G), T(G);
+    at::Tensor LT;
+    if (train) LT = at::empty({RP, in}, options);
+    for (int64_t g = 0, ci = 0; g < G; ci += m[g].c.K, ++g) {
+      const Chain& c = m[g].c;
+      auto& pre = prefix[g];
+      auto& suf = suffix[g];
+      pre.resize(c.d);
+      suf.resize(c.d);
+      pre[0] = cores[ci];
+      int64_t rows = c.s[0];
+      for (int64_t k = 1; k + 1 < c.d; ++k) {
+        rows *= c.s[k];
+        pre[k] = at::empty({rows, c.r[k + 1]}, options);
+      }
+      pre[c.d - 1] = at::empty({in, m[g].rp}, options);
+      suf[c.d - 1] = cores[ci + c.K - 1];
+      int64_t out = c.s[c.K - 1];
+      for (int64_t k = c.K - 2; k >= c.d; --k) {
+        out *= c.s[k];
+        suf[k - c.d] = at::empty({c.r[k], out}, options);
+      }
+      Rd[g] = at::empty({m[g].rp, m[g].out}, options);
+      if (train) RdT[g] = at::empty({m[g].out, m[g].rp}, options);
     }
-    auto Lp = at::empty({in, rp}, options);
-    prefix[c.d - 1] = Lp;
-    suffix[c.d - 1] = cores[c.K - 1];
-    int64_t out = c.s[c.K - 1];
-    for (int64_t k = c.K - 2; k >= c.d; --k) {
-      out *= c.s[k];
-      suffix[k - c.d] = at::empty({c.r[k], out}, options);
-    }
-    const auto& R = suffix[0];
-    // Rd = diag(d_d)·R with rows padded to rp; for the backward Lᵀ (rp, in) and Rdᵀ (out, rp).
-    auto Rd = at::empty({rp, out}, options);
-    at::Tensor LT, RdT;
-    if (train) LT = at::empty({rp, in}, options), RdT = at::empty({out, rp}, options);
-    both_sides(
-        threads,
-        [&] {
-          merge_input_side(c, rp, prefix, Lp.data_ptr<float>());
-          if (train) cpu::transpose(data(Lp), in, rp, rp, LT.data_ptr<float>(), in, in);
-        },
-        [&] {
-          merge_output_side(c, suffix);
-          if (train) cpu::transpose(data(R), r, out, out, RdT.data_ptr<float>(), rp, rp, mid);
-          const float* rr = data(R);
-          float* rd = Rd.data_ptr<float>();
-          for (int64_t j = 0; j < r; ++j)
-            for (int64_t o = 0; o < out; ++o) rd[j * out + o] = mid[j] * rr[j * out + o];
-          std::fill(rd + r * out, rd + rp * out, 0.0f);
+    run_sides(
+        threads, 2 * G, [&](int64_t i) { return side_macs(m[i / 2].c, i % 2 == 0); },
+        [&](int64_t i) {
+          const Member& l = m[i / 2];
+          const int64_t g = i / 2;
+          if (i % 2 == 0) {
+            float* Lp = prefix[g][l.c.d - 1].data_ptr<float>();
+            merge_input_side(l.c, l.rp, prefix[g], Lp);
+            if (train) cpu::transpose(Lp, l.in, l.rp, l.rp, LT.data_ptr<float>() + l.off * in, in, in);
+            return;
+          }
+          merge_output_side(l.c, suffix[g]);
+          const float* R = data(suffix[g][0]);
+          if (train) cpu::transpose(R, l.r, l.out, l.out, RdT[g].data_ptr<float>(), l.rp, l.rp, l.mid);
+          float* rd = Rd[g].data_ptr<float>();
+          for (int64_t j = 0; j < l.r; ++j)
+            for (int64_t o = 0; o < l.out; ++o) rd[j * l.out + o] = l.mid[j] * R[j * l.out + o];
+          std::fill(rd + l.r * l.out, rd + l.rp * l.out, 0.0f);
         });
 
     auto X = x.contiguous();
-    const auto b = bias.empty() ? at::Tensor() : bias[0].contiguous();
-    const float* bp = b.defined() ? data(b) : nullptr;
-    auto t = at::empty({B, rp}, options);
-    auto y = at::empty({B, out}, options);
-    float* tp = t.data_ptr<float>();
-    float* yp = y.data_ptr<float>();
-    const float *xp = data(X), *lp = data(Lp), *rd = data(Rd);
+    std::vector<const float*> bp(G, nullptr);
+    for (int64_t g = 0, b = 0; g < G; ++g)
+      if (layout[2 * g + 1]) bp[g] = data(bias[b++]);
+    for (int64_t g = 0; g < G; ++g) {
+      T[g] = at::empty({B, m[g].rp}, options);
+      Y[g] = at::empty({B, m[g].out}, options);
+    }
+    const float* xp = data(X);
     for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
       for (int64_t i = begin; i < end; i += kChunkRows) {
         const int64_t n = std::min(kChunkRows, end - i);
-        thin::a_b(xp + i * in, in, n, in, lp, rp, tp + i * rp);
-        thin::a_wide(tp + i * rp, n, rp, rd, out, bp, yp + i * out, out);
+        for (int64_t g = 0; g < G; ++g) {
+          const Member& l = m[g];
+          float* tp = T[g].data_ptr<float>() + i * l.rp;
+          thin::a_b(xp + i * in, in, n, in, data(prefix[g][l.c.d - 1]), l.rp, tp, l.rp);
+          thin::a_wide(tp, n, l.rp, data(Rd[g]), l.out, bp[g], Y[g].data_ptr<float>() + i * l.out,
+                       l.out);
+        }
       }
     });
 
     if (train) {
-      variable_list saved{X, t, LT, RdT};
-      saved.insert(saved.end(), prefix.begin(), prefix.end());
-      saved.insert(saved.end(), suffix.begin(), suffix.end());
+      variable_list saved{X, LT};
+      for (int64_t g = 0; g < G; ++g) {
+        saved.push_back(T[g]);
+        saved.push_back(RdT[g]);
+        saved.insert(saved.end(), prefix[g].begin(), prefix[g].end());
+        saved.insert(saved.end(), suffix[g].begin(), suffix[g].end());
+      }
       saved.insert(saved.end(), cores.begin(), cores.end());
       saved.insert(saved.end(), ranks.begin(), ranks.end());
       ctx->save_for_backward(saved);
-      ctx->saved_data["bias"] = !bias.empty();
+      ctx->saved_data["layout"] = layout;
     }
-    return y;
+    return Y;
   }
 
-  // Batch part per chunk of rows: U = dY·Rdᵀ, Vᵀ += dYᵀ·T, bias gradient += column sums of dY,
-  // dL += Xᵀ·U, dX = U·Lᵀ; per-part sums are added after. Then the two sides are peeled at once.
+  // Batch part per chunk of rows, layer by layer: U = dY·Rdᵀ into the group's stacked U, Vᵀ +=
+  // dYᵀ·T, bias gradient += column sums of dY, dL += Xᵀ·U; then dX = U·Lᵀ for every layer at
+  // once. Per-part sums are added after. Then the chains' sides are peeled, shared out between
+  // the threads.
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const bool has_bias = ctx->saved_data["bias"].toBool();
-    auto saved = ctx->get_saved_variables();
-    // saved: X, T, Lᵀ, Rdᵀ, the d prefixes, the d suffixes, the 2d cores and the 2d-1 rank vectors.
-    const at::Tensor &X = saved[0], &t = saved[1], &LT = saved[2], &RdT = saved[3];
-    const int64_t d = (static_cast<int64_t>(saved.size()) - 3) / 6, K = 2 * d;
-    const std::vector<at::Tensor> prefix(saved.begin() + 4, saved.begin() + 4 + d);
-    const std::vector<at::Tensor> suffix(saved.begin() + 4 + d, saved.begin() + 4 + 2 * d);
-    const at::TensorList cores(saved.data() + 4 + 2 * d, K);
-    const at::TensorList ranks(saved.data() + 4 + 2 * d + K, K - 1);
-    const Chain c(cores, ranks);
+    const auto layout = ctx->saved_data["layout"].toIntVector();
+    const auto saved = ctx->get_saved_variables();
+    // saved: X, the stacked Lᵀ, per layer T, Rdᵀ, its d prefixes and d suffixes; then every
+    // layer's cores and every layer's rank vectors.
+    const auto G = static_cast<int64_t>(layout.size() / 2);
+    std::vector<size_t> first(G);
+    size_t at = 2;
+    int64_t ncores = 0;
+    for (int64_t g = 0; g < G; ++g) {
+      first[g] = at;
+      at += 2 + static_cast<size_t>(layout[2 * g]);
+      ncores += layout[2 * g];
+    }
+    const at::TensorList cores(saved.data() + at, static_cast<size_t>(ncores));
+    const at::TensorList ranks(saved.data() + at + ncores, static_cast<size_t>(ncores - G));
+    const auto m = members(cores, ranks, layout);
+    const at::Tensor &X = saved[0], &LT = saved[1];
     const int threads = at::get_num_threads();
-    const auto& R = suffix[0];
-    const int64_t B = X.size(0), in = X.size(1), out = R.size(1), r = c.r[d], rp = t.size(1);
+    const int64_t B = X.size(0), in = X.size(1), RP = m.back().off + m.back().rp;
     const auto options = X.options();
-    const float* mid = c.rank[d];
-
-    auto dY = grads[0].stride(1) == 1 ? grads[0] : grads[0].contiguous();
-    const int64_t ldy = dY.stride(0);
     const int64_t parts = part_count(B, threads);
-    auto vt = at::empty({parts, out, rp}, options);
-    auto xtu = at::empty({parts, in, rp}, options);
-    auto db = at::empty({parts, has_bias ? out : 0}, options);
-    auto u = at::empty({parts, kChunkRows, rp}, options);
+
+    std::vector<at::Tensor> dY(G), vt(G), xtu(G), db(G);
+    for (int64_t g = 0; g < G; ++g) {
+      const Member& l = m[g];
+      dY[g] = grads[g].stride(1) == 1 ? grads[g] : grads[g].contiguous();
+      vt[g] = at::empty({parts, l.out, l.rp}, options);
+      xtu[g] = at::empty({parts, in, l.rp}, options);
+      db[g] = at::empty({parts, layout[2 * g + 1] ? l.out : 0}, options);
+    }
+    auto u = at::empty({parts, kChunkRows, RP}, options);
     at::Tensor dx;
     if (ctx->needs_input_grad(0)) dx = at::empty({B, in}, options);
     float* dxp = dx.defined() ? dx.data_ptr<float>() : nullptr;
-    const float *dyp = data(dY), *tp = data(t), *xp = data(X), *rdt = data(RdT), *lt = data(LT);
+    const float *xp = data(X), *lt = data(LT);
     for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
-      float* up = u.data_ptr<float>() + p * kChunkRows * rp;
-      float* vtp = vt.data_ptr<float>() + p * out * rp;
-      float* xtup = xtu.data_ptr<float>() + p * in * rp;
-      float* dbp = has_bias ? db.data_ptr<float>() + p * out : nullptr;
-      if (dbp) std::fill(dbp, dbp + out, 0.0f);
-      if (begin == end) {
-        std::fill(vtp, vtp + out * rp, 0.0f);
-        std::fill(xtup, xtup + in * rp, 0.0f);
+      float* up = u.data_ptr<float>() + p * kChunkRows * RP;
+      for (int64_t g = 0; g < G; ++g) {
+        if (db[g].size(1)) std::fill_n(db[g].data_ptr<float>() + p * m[g].out, m[g].out, 0.0f);
+        if (begin == end) {
+          std::fill_n(vt[g].data_ptr<float>() + p * m[g].out * m[g].rp, m[g].out * m[g].rp, 0.0f);
+          std::fill_n(xtu[g].data_ptr<float>() + p * in * m[g].rp, in * m[g].rp, 0.0f);
+        }
       }
       for (int64_t i = begin; i < end; i += kChunkRows) {
         const int64_t n = std::min(kChunkRows, end - i);
-        const float* dyc = dyp + i * ldy;
         const bool add = i > begin;  // the first chunk writes the part's sums
-        thin::a_b(dyc, ldy, n, out, rdt, rp, up);
-        thin::at_b(dyc, ldy, n, out, tp + i * rp, rp, vtp, add);
-        if (dbp) thin::col_sum_add(dyc, ldy, n, out, dbp);
-        thin::at_b(xp + i * in, in, n, in, up, rp, xtup, add);
-        if (dxp) thin::a_wide(up, n, rp, lt, in, nullptr, dxp + i * in, in);
+        for (int64_t g = 0; g < G; ++g) {
+          const Member& l = m[g];
+          const int64_t ldy = dY[g].stride(0);
+          const float* dyc = data(dY[g]) + i * ldy;
+          const float* tp = data(saved[first[g]]) + i * l.rp;
+          thin::a_b(dyc, ldy, n, l.out, data(saved[first[g] + 1]), l.rp, up + l.off, RP);
+          thin::at_b(dyc, ldy, n, l.out, tp, l.rp, l.rp, vt[g].data_ptr<float>() + p * l.out * l.rp,
+                     add);
+          if (db[g].size(1)) thin::col_sum_add(dyc, ldy, n, l.out, db[g].data_ptr<float>() + p * l.out);
+          thin::at_b(xp + i * in, in, n, in, up + l.off, RP, l.rp,
+                     xtu[g].data_ptr<float>() + p * in * l.rp, add);
+        }
+        if (dxp) thin::a_wide(up, n, RP, lt, in, nullptr, dxp + i * in, in);
       }
     });
 
-    std::vector<at::Tensor> dcores(K), dranks(K - 1);
-    for (int64_t k = 0; k < K; ++k) dcores[k] = at::empty(cores[k].sizes(), options);
-    for (int64_t j = 0; j < K - 1; ++j) dranks[j] = at::empty(ranks[j].sizes(), options);
-    both_sides(
-        threads,
-        [&] {
-          // dL (in, r_d): the parts' Xᵀ·U, which carry diag(d_d) through Rd.
-          float* G = scratch(2, in * r);
-          const float* part = data(xtu);
-          for (int64_t i = 0; i < in; ++i)
-            for (int64_t j = 0; j < r; ++j) G[i * r + j] = part[i * rp + j];
-          for (int64_t p = 1; p < parts; ++p)
-            for (int64_t i = 0; i < in; ++i)
-              for (int64_t j = 0; j < r; ++j) G[i * r + j] += part[(p * in + i) * rp + j];
-          peel_input_side(c, prefix, G, dcores, dranks);
-        },
-        [&] {
+    std::vector<at::Tensor> dcores(ncores), dranks(ncores - G);
+    for (int64_t k = 0; k < ncores; ++k) dcores[k] = at::empty(cores[k].sizes(), options);
+    for (int64_t j = 0; j < ncores - G; ++j) dranks[j] = at::empty(ranks[j].sizes(), options);
+    // Each layer's slices of those lists, and its saved merges.
+    std::vector<std::vector<at::Tensor>> dc(G), dr(G), prefix(G), suffix(G);
+    for (int64_t g = 0, ci = 0, ri = 0; g < G; ++g) {
+      const int64_t K = m[g].c.K, d = m[g].c.d;
+      dc[g].assign(dcores.begin() + ci, dcores.begin() + ci + K);
+      dr[g].assign(dranks.begin() + ri, dranks.begin() + ri + K - 1);
+      prefix[g].assign(saved.begin() + first[g] + 2, saved.begin() + first[g] + 2 + d);
+      suffix[g].assign(saved.begin() + first[g] + 2 + d, saved.begin() + first[g] + 2 + 2 * d);
+      ci += K;
+      ri += K - 1;
+    }
+    run_sides(
+        threads, 2 * G, [&](int64_t i) { return side_macs(m[i / 2].c, i % 2 == 0); },
+        [&](int64_t i) {
+          const int64_t g = i / 2;
+          const Member& l = m[g];
+          if (i % 2 == 0) {
+            // dL (in, r_d): the parts' Xᵀ·U, which carry diag(d_d) through Rd.
+            float* Gm = scratch(2, in * l.r);
+            const float* part = data(xtu[g]);
+            for (int64_t a = 0; a < in; ++a)
+              for (int64_t j = 0; j < l.r; ++j) Gm[a * l.r + j] = part[a * l.rp + j];
+            for (int64_t p = 1; p < parts; ++p)
+              for (int64_t a = 0; a < in; ++a)
+                for (int64_t j = 0; j < l.r; ++j) Gm[a * l.r + j] += part[(p * in + a) * l.rp + j];
+            peel_input_side(l.c, prefix[g], Gm, dc[g], dr[g]);
+            return;
+          }
           // V (r_d, out) from the parts' Vᵀ; d_d's gradient is the row sums of R ⊙ V and
           // dR = diag(d_d)·V.
-          float* part = vt.data_ptr<float>();
+          float* part = vt[g].data_ptr<float>();
+          const int64_t size = l.out * l.rp;
           for (int64_t p = 1; p < parts; ++p)
-            for (int64_t i = 0; i < out * rp; ++i) part[i] += part[p * out * rp + i];
-          float* G = scratch(2, r * out);
-          cpu::transpose(part, out, r, rp, G, out, out);
-          row_bond_gradient(data(R), G, r, out, mid, dranks[d - 1].data_ptr<float>());
-          peel_output_side(c, suffix, G, dcores, dranks);
+            for (int64_t j = 0; j < size; ++j) part[j] += part[p * size + j];
+          float* Gm = scratch(2, l.r * l.out);
+          cpu::transpose(part, l.out, l.r, l.rp, Gm, l.out, l.out);
+          row_bond_gradient(data(suffix[g][0]), Gm, l.r, l.out, l.mid,
+                            dr[g][l.c.d - 1].data_ptr<float>());
+          peel_output_side(l.c, suffix[g], Gm, dc[g], dr[g]);
         });
 
-    at::Tensor dbias;
-    if (has_bias) dbias = parts == 1 ? db[0] : db.sum(0);
     variable_list result{dx};
     result.insert(result.end(), dcores.begin(), dcores.end());
     result.insert(result.end(), dranks.begin(), dranks.end());
-    if (has_bias) result.push_back(dbias);
+    for (int64_t g = 0; g < G; ++g)
+      if (layout[2 * g + 1]) result.push_back(parts == 1 ? db[g][0] : db[g].sum(0));
+    result.push_back(at::Tensor());  // layout
     result.push_back(at::Tensor());  // train
     return result;
   }
@@ -425,23 +521,45 @@ at::Tensor composite_merged_path(const at::Tensor& x, at::TensorList cores, at::
 
 }  // namespace
 
+std::vector<at::Tensor> merged_paths(const at::Tensor& x,
+                                     const std::vector<MergedPathLayer>& layers) {
+  TORCH_CHECK(!layers.empty(), "merged_paths: needs at least one layer");
+  TORCH_CHECK(x.dim() == 2, "merged_path: x must be (B, in), got ", x.sizes());
+  bool kernels = true;
+  for (const auto& l : layers) {
+    TORCH_CHECK(!l.cores.empty() && l.cores.size() % 2 == 0 && l.ranks.size() + 1 == l.cores.size(),
+                "merged_path: needs 2d cores and 2d-1 rank vectors, got ", l.cores.size(), " and ",
+                l.ranks.size());
+    int64_t in = 1;
+    for (size_t k = 0; k < l.cores.size() / 2; ++k) in *= l.cores[k].size(1);
+    TORCH_CHECK(in == x.size(1), "merged_path: x has ", x.size(1), " columns, the layer reads ", in);
+    kernels = kernels && use_kernels(x, l.cores, l.ranks);
+  }
+  std::vector<at::Tensor> out;
+  if (!kernels) {
+    for (const auto& l : layers) out.push_back(composite_merged_path(x, l.cores, l.ranks, l.bias));
+    return out;
+  }
+  std::vector<at::Tensor> cores, ranks, bias;
+  std::vector<int64_t> layout;
+  const auto needs_grad = [](const at::Tensor& t) { return t.defined() && t.requires_grad(); };
+  bool grad = needs_grad(x);
+  for (const auto& l : layers) {
+    cores.insert(cores.end(), l.cores.begin(), l.cores.end());
+    ranks.insert(ranks.end(), l.ranks.begin(), l.ranks.end());
+    if (l.bias.defined()) bias.push_back(l.bias);
+    layout.push_back(static_cast<int64_t>(l.cores.size()));
+    layout.push_back(l.bias.defined());
+    grad = grad || needs_grad(l.bias) || std::any_of(l.cores.begin(), l.cores.end(), needs_grad) ||
+           std::any_of(l.ranks.begin(), l.ranks.end(), needs_grad);
+  }
+  return MergedGroup::apply(x, at::TensorList(cores), at::TensorList(ranks), at::TensorList(bias),
+                            layout, at::GradMode::is_enabled() && grad);
+}
+
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
                        const std::vector<at::Tensor>& ranks, const at::Tensor& bias) {
-  TORCH_CHECK(!cores.empty() && cores.size() % 2 == 0 && ranks.size() + 1 == cores.size(),
-              "merged_path: needs 2d cores and 2d-1 rank vectors, got ", cores.size(), " and ",
-              ranks.size());
-  TORCH_CHECK(x.dim() == 2, "merged_path: x must be (B, in), got ", x.sizes());
-  if (!use_kernels(x, cores, ranks))
-    return composite_merged_path(x, cores, ranks, bias);
-  std::vector<at::Tensor> bias_list;
-  if (bias.defined()) bias_list.push_back(bias);
-  const auto needs_grad = [](const at::Tensor& t) { return t.defined() && t.requires_grad(); };
-  const bool train = at::GradMode::is_enabled() &&
-                     (needs_grad(x) || needs_grad(bias) ||
-                      std::any_of(cores.begin(), cores.end(), needs_grad) ||
-                      std::any_of(ranks.begin(), ranks.end(), needs_grad));
-  return MergedPath::apply(x, at::TensorList(cores), at::TensorList(ranks),
-                           at::TensorList(bias_list), train);
+  return merged_paths(x, {MergedPathLayer{cores, ranks, bias}}).front();
 }
 
 int64_t merged_path_macs(const std::vector<int64_t>& sizes, const std::vector<int64_t>& ranks,

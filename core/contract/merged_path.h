@@ -19,6 +19,17 @@ namespace comera {
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
                        const std::vector<at::Tensor>& ranks, const at::Tensor& bias);
 
+// One layer's operands for merged_paths, as merged_path takes them.
+struct MergedPathLayer {
+  std::vector<at::Tensor> cores, ranks;
+  at::Tensor bias;
+};
+
+// Layers that read the same x (a self-attention's Q, K and V): merged_path for each, in order.
+// On the kernel path they run as one: their merges shared out between the threads, x read once
+// per chunk of rows for all of them, and one dX.
+std::vector<at::Tensor> merged_paths(const at::Tensor& x, const std::vector<MergedPathLayer>& layers);
+
 // Multiply-adds of one forward + backward of merged_path at batch B (core merges included).
 // sizes: s_1..s_2d; ranks: r_0..r_2d; padded: count the batch GEMMs at r_d padded to 16, as the
 // kernel path runs them (where r_d is within its limit).

@@ -7,6 +7,7 @@
 #include <ATen/ATen.h>
 #include <c10/core/GradMode.h>
 
+#include <algorithm>
 #include <cmath>
 #include <ostream>
 
@@ -52,19 +53,51 @@ void TTLinearImpl::reset_parameters() {
   }
 }
 
-at::Tensor TTLinearImpl::forward(const at::Tensor& x) {
-  const int64_t in = shape_.in_features();
+namespace {
+
+void check_input(const TTLinearImpl& layer, const at::Tensor& x) {
+  const int64_t in = layer.shape().in_features();
   if (x.dim() < 1 || x.size(-1) != in)
-    throw Error("TTLinear " + shape_.str() + ": input has shape " + c10::str(x.sizes()) +
+    throw Error("TTLinear " + layer.shape().str() + ": input has shape " + c10::str(x.sizes()) +
                 " but the last dimension must be in_features = " + std::to_string(in));
-  std::vector<at::Tensor> masked;
-  masked.reserve(rank_vectors_.size());
-  for (const auto& d : rank_vectors_) masked.push_back(masked_rank_vector(d, options.threshold()));
-  auto y = plan_ ? contract::plan_path(plan_, x.reshape({-1, in}), cores_, masked, bias)
-                 : merged_path(x.reshape({-1, in}), cores_, masked, bias);
-  auto out_shape = x.sizes().vec();
-  out_shape.back() = shape_.out_features();
-  return y.view(out_shape);
+}
+
+// The layer's cores, rank vectors as applied (masked) and bias.
+MergedPathLayer operands(const TTLinearImpl& layer) {
+  MergedPathLayer op{layer.cores(), {}, layer.bias};
+  for (const auto& d : layer.rank_vectors()) op.ranks.push_back(masked_rank_vector(d, layer.threshold()));
+  return op;
+}
+
+// (rows, out) as x's leading shape and out.
+at::Tensor output_view(const at::Tensor& y, const at::Tensor& x) {
+  auto shape = x.sizes().vec();
+  shape.back() = y.size(1);
+  return y.view(shape);
+}
+
+}  // namespace
+
+at::Tensor TTLinearImpl::forward(const at::Tensor& x) {
+  if (!plan_) return tt_linear_shared_input(x, {this}).front();
+  check_input(*this, x);
+  const auto op = operands(*this);
+  return output_view(
+      contract::plan_path(plan_, x.reshape({-1, shape_.in_features()}), op.cores, op.ranks, op.bias), x);
+}
+
+std::vector<at::Tensor> tt_linear_shared_input(const at::Tensor& x,
+                                               const std::vector<TTLinearImpl*>& layers) {
+  std::vector<at::Tensor> out;
+  for (const auto* l : layers) check_input(*l, x);
+  if (std::any_of(layers.begin(), layers.end(), [](const TTLinearImpl* l) { return l->plan() != nullptr; })) {
+    for (auto* l : layers) out.push_back(l->forward(x));
+    return out;
+  }
+  std::vector<MergedPathLayer> ops;
+  for (const auto* l : layers) ops.push_back(operands(*l));
+  for (const auto& y : merged_paths(x.reshape({-1, x.size(-1)}), ops)) out.push_back(output_view(y, x));
+  return out;
 }
 
 int64_t TTLinearImpl::dense_equivalent() const {

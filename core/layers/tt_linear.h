@@ -71,4 +71,9 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
 
 TORCH_MODULE(TTLinear);
 
+// Layers that read the same x (a self-attention's Q, K and V): layer->forward(x) for each, in
+// order, as one pass on the merged path (merged_paths); one by one where a layer has a plan.
+std::vector<at::Tensor> tt_linear_shared_input(const at::Tensor& x,
+                                               const std::vector<TTLinearImpl*>& layers);
+
 }  // namespace comera

@@ -24,7 +24,8 @@ SelfAttentionImpl::SelfAttentionImpl(const ModelConfig& config)
 
 at::Tensor SelfAttentionImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
   const int64_t dh = x.size(2) / heads_;
-  const auto context = attention_core(query_(x), key_(x), value_(x), mask_bias, heads_, dropout_,
+  const auto qkv = LinearLayer::shared_input(x, {&query_, &key_, &value_});
+  const auto context = attention_core(qkv[0], qkv[1], qkv[2], mask_bias, heads_, dropout_,
                                       is_training(), 1.0 / std::sqrt(static_cast<double>(dh)));
   return output_(context);
 }

@@ -14,6 +14,7 @@
 #include <torch/nn/modules/embedding.h>
 #include <torch/nn/modules/linear.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace comera {
@@ -42,13 +43,13 @@ LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double
   if (spec.tensorized) {
     TTLinear tt(TTLinearOptions(spec.in_modes, spec.out_modes, spec.ranks).threshold(threshold));
     module_ = tt.ptr();
-    forward_ = in_scope(
-        kLinear, [m = tt.get()](const at::Tensor& x) { return m->forward(x); },
-        [m = tt.get()](const at::Tensor& x) {
-          if (m->plan()) return 0.0;  // a tuner's plan: not counted (its cost is the plan's own)
-          return 2.0 * static_cast<double>(merged_path_macs(m->chain().core_sizes(), m->shape().ranks(),
-                                                             static_cast<int64_t>(rows(x)), thin::enabled()));
-        });
+    tt_ = tt.get();
+    flops_ = [m = tt.get()](const at::Tensor& x) {
+      if (m->plan()) return 0.0;  // a tuner's plan: not counted (its cost is the plan's own)
+      return 2.0 * static_cast<double>(merged_path_macs(m->chain().core_sizes(), m->shape().ranks(),
+                                                         static_cast<int64_t>(rows(x)), thin::enabled()));
+    };
+    forward_ = in_scope(kLinear, [m = tt.get()](const at::Tensor& x) { return m->forward(x); }, flops_);
     return;
   }
   if (spec.low_rank > 0) {
@@ -75,6 +76,22 @@ LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double
   forward_ = in_scope(
       kLinear, [m = dense.get()](const at::Tensor& x) { return m->forward(x); },
       [in, out](const at::Tensor& x) { return 6.0 * rows(x) * static_cast<double>(in * out); });
+}
+
+std::vector<at::Tensor> LinearLayer::shared_input(const at::Tensor& x,
+                                                  const std::vector<const LinearLayer*>& layers) {
+  std::vector<at::Tensor> out;
+  if (!std::all_of(layers.begin(), layers.end(), [](const LinearLayer* l) { return l->tt_; })) {
+    for (const auto* l : layers) out.push_back((*l)(x));
+    return out;
+  }
+  RECORD_USER_SCOPE(step_parts::scope_name(kLinear));
+  std::vector<TTLinearImpl*> tt;
+  for (const auto* l : layers) {
+    if (step_parts::counting()) step_parts::add_flops(kLinear, l->flops_(x));
+    tt.push_back(l->tt_);
+  }
+  return tt_linear_shared_input(x, tt);
 }
 
 EmbeddingLayer::EmbeddingLayer(int64_t vocab, int64_t dim, const EmbeddingSpec& spec,

@@ -7,12 +7,15 @@
 
 #include <functional>
 #include <memory>
+#include <vector>
 
 namespace torch::nn {
 class Module;
 }
 
 namespace comera {
+
+class TTLinearImpl;
 
 class SwitchableLayer {
  public:
@@ -31,6 +34,14 @@ class LinearLayer : public SwitchableLayer {
  public:
   LinearLayer() = default;
   LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double threshold);
+  // (*layer)(x) for each, in order; TT layers all on the merged path run as one pass
+  // (tt_linear_shared_input).
+  static std::vector<at::Tensor> shared_input(const at::Tensor& x,
+                                              const std::vector<const LinearLayer*>& layers);
+
+ private:
+  TTLinearImpl* tt_ = nullptr;  // the module when it is a TTLinear
+  std::function<double(const at::Tensor&)> flops_;  // a call's FLOPs, forward and backward
 };
 
 // Word embedding: torch Embedding (N(0, 1)) or TTMEmbedding.

@@ -26,18 +26,17 @@ namespace {
 // registers for the NV loads and the broadcast.
 constexpr int block_rows(int nv) { return nv == 1 ? 16 : nv == 2 ? 12 : nv == 3 ? 8 : 6; }
 
-// MR rows of C, NV vectors each: C[j] (+)= Σ_t A[j·sj + t·st] · B[t], t < steps. With sj = lda,
-// st = 1 this is A·B; with sj = 1, st = lda it is Aᵀ·B.
+// MR rows of C, NV vectors each: C[j] (+)= Σ_t A[j·sj + t·st] · B[t], t < steps; rows of B and C
+// ldb and ldc apart. With sj = lda, st = 1 this is A·B; with sj = 1, st = lda it is Aᵀ·B.
 template <int NV, int MR, bool ADD>
 COMERA_AVX512 void bcast_block(const float* A, int64_t sj, int64_t st, int64_t steps,
-                               const float* B, float* C) {
-  constexpr int W = 16 * NV;
+                               const float* B, int64_t ldb, float* C, int64_t ldc) {
   __m512 acc[MR][NV];
   for (int j = 0; j < MR; ++j)
     for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_setzero_ps();
   for (int64_t t = 0; t < steps; ++t) {
     __m512 b[NV];
-    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(B + t * W + 16 * v);
+    for (int v = 0; v < NV; ++v) b[v] = _mm512_loadu_ps(B + t * ldb + 16 * v);
     for (int j = 0; j < MR; ++j) {
       const __m512 a = _mm512_set1_ps(A[j * sj + t * st]);
       for (int v = 0; v < NV; ++v) acc[j][v] = _mm512_fmadd_ps(a, b[v], acc[j][v]);
@@ -45,7 +44,7 @@ COMERA_AVX512 void bcast_block(const float* A, int64_t sj, int64_t st, int64_t s
   }
   for (int j = 0; j < MR; ++j)
     for (int v = 0; v < NV; ++v) {
-      float* dst = C + j * W + 16 * v;
+      float* dst = C + j * ldc + 16 * v;
       _mm512_storeu_ps(dst, ADD ? _mm512_add_ps(_mm512_loadu_ps(dst), acc[j][v]) : acc[j][v]);
     }
 }
@@ -82,7 +81,8 @@ COMERA_AVX512 void wide_block(const float* A, int64_t rp, const float* B, int64_
 }
 
 // Tables of the blocks for every leftover row count 1..MR.
-using BcastBlock = void (*)(const float*, int64_t, int64_t, int64_t, const float*, float*);
+using BcastBlock = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*,
+                            int64_t);
 using WideBlock = void (*)(const float*, int64_t, const float*, int64_t, const float*, float*,
                            int64_t, __mmask16);
 
@@ -96,19 +96,21 @@ constexpr std::array<WideBlock, sizeof...(I)> wide_blocks(std::integer_sequence<
 }
 
 template <int NV>
-void a_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C) {
+void a_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C,
+            int64_t ldc) {
   constexpr int MR = block_rows(NV);
   static constexpr auto blocks = bcast_blocks<NV, false>(std::make_integer_sequence<int, MR>{});
   for (int64_t i = 0; i < m; i += MR)
-    blocks[std::min<int64_t>(MR, m - i) - 1](A + i * lda, lda, 1, k, B, C + i * 16 * NV);
+    blocks[std::min<int64_t>(MR, m - i) - 1](A + i * lda, lda, 1, k, B, 16 * NV, C + i * ldc, ldc);
 }
 
 template <int NV, bool ADD>
-void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C) {
+void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
+             float* C) {
   constexpr int KR = block_rows(NV);
   static constexpr auto blocks = bcast_blocks<NV, ADD>(std::make_integer_sequence<int, KR>{});
   for (int64_t c = 0; c < k; c += KR)
-    blocks[std::min<int64_t>(KR, k - c) - 1](A + c, 1, lda, m, B, C + c * 16 * NV);
+    blocks[std::min<int64_t>(KR, k - c) - 1](A + c, 1, lda, m, B, ldb, C + c * 16 * NV, 16 * NV);
 }
 
 constexpr int kWideRows = 6;
@@ -164,6 +166,10 @@ void check_padded(int64_t rp) {
               "thin GEMM: padded rank must be 16, 32, 48 or 64, got ", rp);
 }
 
+void check_wide(int64_t rp) {
+  TORCH_CHECK(rp > 0 && rp % 16 == 0, "thin GEMM: the inner size must be a multiple of 16, got ", rp);
+}
+
 // Calls fn(std::integral_constant<int, rp / 16>).
 template <typename Fn>
 void with_vectors(int64_t rp, const Fn& fn) {
@@ -178,23 +184,24 @@ void with_vectors(int64_t rp, const Fn& fn) {
 
 }  // namespace
 
-void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C) {
-  with_vectors(rp, [&](auto nv) { a_b_nv<decltype(nv)::value>(A, lda, m, k, B, C); });
+void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C,
+         int64_t ldc) {
+  with_vectors(rp, [&](auto nv) { a_b_nv<decltype(nv)::value>(A, lda, m, k, B, C, ldc); });
 }
 
-void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C,
-          bool add) {
+void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
+          int64_t rp, float* C, bool add) {
   with_vectors(rp, [&](auto nv) {
     if (add)
-      at_b_nv<decltype(nv)::value, true>(A, lda, m, k, B, C);
+      at_b_nv<decltype(nv)::value, true>(A, lda, m, k, B, ldb, C);
     else
-      at_b_nv<decltype(nv)::value, false>(A, lda, m, k, B, C);
+      at_b_nv<decltype(nv)::value, false>(A, lda, m, k, B, ldb, C);
   });
 }
 
 void a_wide(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
             float* C, int64_t ldc) {
-  check_padded(rp);
+  check_wide(rp);
   if (bias)
     wide_all<true>(A, m, rp, B, n, bias, C, ldc);
   else
@@ -213,8 +220,10 @@ namespace {
 }
 }  // namespace
 
-void a_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*) { unavailable(); }
-void at_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*, bool) {
+void a_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t) {
+  unavailable();
+}
+void at_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, bool) {
   unavailable();
 }
 void a_wide(const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t) {

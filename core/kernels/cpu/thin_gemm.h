@@ -14,12 +14,14 @@ bool enabled();
 // r rounded up to a multiple of 16.
 int64_t padded(int64_t r);
 
-// C (m, rp) = A (m, k; row stride lda) · B (k, rp).
-void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C);
-// C (k, rp) = A (m, k; row stride lda)ᵀ · B (m, rp), added to C when add.
-void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C,
-          bool add);
-// C (m, n; row stride ldc) = A (m, rp) · B (rp, n) + bias (n; null for none).
+// C (m, rp; row stride ldc) = A (m, k; row stride lda) · B (k, rp).
+void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C,
+         int64_t ldc);
+// C (k, rp) = A (m, k; row stride lda)ᵀ · B (m, rp; row stride ldb), added to C when add.
+void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
+          int64_t rp, float* C, bool add);
+// C (m, n; row stride ldc) = A (m, rp) · B (rp, n) + bias (n; null for none). Here rp may be any
+// multiple of 16 (a group's padded ranks side by side).
 void a_wide(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
             float* C, int64_t ldc);
 // s (n) += the column sums of A (m, n; row stride lda).
