@@ -354,8 +354,10 @@ TEST_CASE("the dropout mask: keep rate 1-p, and any range drawn alone matches th
 TEST_CASE("attention core equals dropout(softmax(scale q k^T + bias)) v, gradients included",
           "[models]") {
   // T = 13: most probability rows start inside a 4-element block of the mask generator; the
-  // second shape is large enough for the products to split the heads across threads.
-  for (const auto& shape : std::vector<std::array<int64_t, 4>>{{3, 13, 2, 5}, {2, 72, 3, 40}}) {
+  // second shape is large enough for the products to split the heads across threads. Head sizes
+  // 16, 48 and 64 take the thin float32 kernels, with T off their row blocks and column vectors.
+  for (const auto& shape : std::vector<std::array<int64_t, 4>>{
+           {3, 13, 2, 5}, {2, 72, 3, 40}, {2, 37, 2, 16}, {2, 29, 1, 48}, {2, 70, 2, 64}}) {
     const int64_t B = shape[0], T = shape[1], h = shape[2], dh = shape[3], D = h * dh;
     const double p = 0.25;
     auto padding = at::ones({B, T}, at::kLong);

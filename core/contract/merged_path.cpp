@@ -363,9 +363,9 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
         for (int64_t g = 0; g < G; ++g) {
           const Member& l = m[g];
           float* tp = T[g].data_ptr<float>() + i * l.rp;
-          thin::a_b(xp + i * in, in, n, in, data(prefix[g][l.c.d - 1]), l.rp, tp, l.rp);
-          thin::a_wide(tp, n, l.rp, data(Rd[g]), l.out, bp[g], Y[g].data_ptr<float>() + i * l.out,
-                       l.out);
+          thin::a_b(xp + i * in, in, n, in, data(prefix[g][l.c.d - 1]), l.rp, l.rp, tp, l.rp);
+          thin::a_wide(tp, l.rp, n, l.rp, data(Rd[g]), l.out, bp[g],
+                       Y[g].data_ptr<float>() + i * l.out, l.out);
         }
       }
     });
@@ -443,14 +443,14 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
           const int64_t ldy = dY[g].stride(0);
           const float* dyc = data(dY[g]) + i * ldy;
           const float* tp = data(saved[first[g]]) + i * l.rp;
-          thin::a_b(dyc, ldy, n, l.out, data(saved[first[g] + 1]), l.rp, up + l.off, RP);
+          thin::a_b(dyc, ldy, n, l.out, data(saved[first[g] + 1]), l.rp, l.rp, up + l.off, RP);
           thin::at_b(dyc, ldy, n, l.out, tp, l.rp, l.rp, vt[g].data_ptr<float>() + p * l.out * l.rp,
-                     add);
+                     l.rp, add);
           if (db[g].size(1)) thin::col_sum_add(dyc, ldy, n, l.out, db[g].data_ptr<float>() + p * l.out);
           thin::at_b(xp + i * in, in, n, in, up + l.off, RP, l.rp,
-                     xtu[g].data_ptr<float>() + p * in * l.rp, add);
+                     xtu[g].data_ptr<float>() + p * in * l.rp, l.rp, add);
         }
-        if (dxp) thin::a_wide(up, n, RP, lt, in, nullptr, dxp + i * in, in);
+        if (dxp) thin::a_wide(up, RP, n, RP, lt, in, nullptr, dxp + i * in, in);
       }
     });
 

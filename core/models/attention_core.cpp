@@ -3,6 +3,8 @@
 #include "core/kernels/cpu/apply_mask.h"
 #include "core/kernels/cpu/blas_gemm.h"
 #include "core/kernels/cpu/softmax_rows.h"
+#include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/cpu/transpose.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout_mask.h"
 #include "core/util/error.h"
@@ -17,6 +19,7 @@
 #include <algorithm>
 #include <optional>
 #include <string>
+#include <type_traits>
 #include <vector>
 
 namespace comera {
@@ -51,11 +54,74 @@ void count_flops(const Layout& l, double products) {
                           products * 2.0 * static_cast<double>(l.B * l.heads * l.T * l.T * l.dh));
 }
 
+// The products of one (batch entry, head) pair: T x dh operands D apart in the (B, T, heads·dh)
+// layout, T x T blocks contiguous. By BLAS, or for float32 with dh a multiple of 16 up to 64 by
+// the thin AVX-512 kernels, a head's transposed K or V made first (OpenBLAS packs and scales
+// the operands of every one of these small products: a third of its time here). One per thread.
+template <typename T>
+class PairProducts {
+ public:
+  explicit PairProducts(const Layout& l)
+      : T_(l.T), dh_(l.dh), D_(l.D),
+        thin_(std::is_same_v<T, float> && thin::enabled() && l.dh % 16 == 0 &&
+              l.dh <= thin::kMaxPaddedRank) {
+    if (thin_) transposed_.resize(static_cast<size_t>(l.T * l.dh));
+  }
+
+  // S = scale·Q·Kᵀ.
+  void scores(const T* Q, const T* K, T scale, T* S) {
+    if constexpr (std::is_same_v<T, float>)
+      if (thin_) {
+        scales_.assign(static_cast<size_t>(T_), scale);
+        cpu::transpose(K, T_, dh_, D_, transposed_.data(), T_, T_, scales_.data());
+        return thin::a_wide(Q, D_, T_, dh_, transposed_.data(), T_, nullptr, S, T_);
+      }
+    cpu::gemm<T>(false, true, T_, T_, dh_, scale, Q, D_, K, D_, 0, S, T_);
+  }
+  // C = P·V.
+  void context(const T* P, const T* V, T* C) {
+    if constexpr (std::is_same_v<T, float>)
+      if (thin_) return thin::a_b(P, T_, T_, T_, V, D_, dh_, C, D_);
+    cpu::gemm<T>(false, false, T_, dh_, T_, 1, P, T_, V, D_, 0, C, D_);
+  }
+  // dV = Pᵀ·G.
+  void value_grad(const T* P, const T* G, T* dV) {
+    if constexpr (std::is_same_v<T, float>)
+      if (thin_) return thin::at_b(P, T_, T_, T_, G, D_, dh_, dV, D_, false);
+    cpu::gemm<T>(true, false, T_, dh_, T_, 1, P, T_, G, D_, 0, dV, D_);
+  }
+  // W = G·Vᵀ.
+  void prob_grad(const T* G, const T* V, T* W) {
+    if constexpr (std::is_same_v<T, float>)
+      if (thin_) {
+        cpu::transpose(V, T_, dh_, D_, transposed_.data(), T_, T_);
+        return thin::a_wide(G, D_, T_, dh_, transposed_.data(), T_, nullptr, W, T_);
+      }
+    cpu::gemm<T>(false, true, T_, T_, dh_, 1, G, D_, V, D_, 0, W, T_);
+  }
+  // dQ = s·W·K and dK = s·Wᵀ·Q (W scaled in place on the thin path).
+  void query_key_grads(T* W, const T* Q, const T* K, T s, T* dQ, T* dK) {
+    if constexpr (std::is_same_v<T, float>)
+      if (thin_) {
+        for (int64_t j = 0; j < T_ * T_; ++j) W[j] *= s;
+        thin::a_b(W, T_, T_, T_, K, D_, dh_, dQ, D_);
+        return thin::at_b(W, T_, T_, T_, Q, D_, dh_, dK, D_, false);
+      }
+    cpu::gemm<T>(false, false, T_, dh_, T_, s, W, T_, K, D_, 0, dQ, D_);
+    cpu::gemm<T>(true, false, T_, dh_, T_, s, W, T_, Q, D_, 0, dK, D_);
+  }
+
+ private:
+  int64_t T_, dh_, D_;
+  bool thin_;
+  std::vector<T> transposed_, scales_;
+};
+
 // The fused path: per (batch entry, head) pair, its T x T block goes through the score product,
 // bias, softmax, dropout and the context product (forward), or the probability and score
-// gradients and the three gradient products (backward), while in cache. Each pair is one BLAS
-// call per product; the pairs are split across threads (BLAS runs single-threaded inside the
-// parallel region).
+// gradients and the three gradient products (backward), while in cache. Each product is one
+// kernel call (PairProducts); the pairs are split across threads (BLAS runs single-threaded
+// inside the parallel region).
 class AttentionCore : public torch::autograd::Function<AttentionCore> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
@@ -76,12 +142,11 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
                      *V = vc.data_ptr<scalar_t>(), *bp = b4.data_ptr<scalar_t>();
       scalar_t *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>(),
                *C = context.data_ptr<scalar_t>();
-      const int T = static_cast<int>(l.T), dh = static_cast<int>(l.dh), D = static_cast<int>(l.D);
       at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+        PairProducts<scalar_t> products(l);
         for (int64_t i = first; i < last; ++i) {
           scalar_t* pb = P + l.block(i);
-          cpu::gemm<scalar_t>(false, true, T, T, dh, static_cast<scalar_t>(scale),
-                              Q + l.head(i), D, K + l.head(i), D, 0, pb, T);
+          products.scores(Q + l.head(i), K + l.head(i), static_cast<scalar_t>(scale), pb);
           cpu::softmax_rows(pb, l.T, l.T, l.T, bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1),
                             b4.stride(2));
           scalar_t* db = pb;
@@ -90,8 +155,7 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
             mask->multipliers(l.block(i), l.T * l.T, db);
             for (int64_t j = 0; j < l.T * l.T; ++j) db[j] *= pb[j];
           }
-          cpu::gemm<scalar_t>(false, false, T, dh, T, 1, db, T, V + l.head(i), D, 0,
-                              C + l.head(i), D);
+          products.context(db, V + l.head(i), C + l.head(i));
         }
       });
     });
@@ -116,19 +180,17 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
                      *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>();
       scalar_t *dQ = dq.data_ptr<scalar_t>(), *dK = dk.data_ptr<scalar_t>(),
                *dV = dv.data_ptr<scalar_t>();
-      const int T = static_cast<int>(l.T), dh = static_cast<int>(l.dh), D = static_cast<int>(l.D);
       const auto s = static_cast<scalar_t>(scale);
       at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+        PairProducts<scalar_t> products(l);
         std::vector<scalar_t> w(static_cast<size_t>(l.T * l.T));  // this pair's score gradient
         for (int64_t i = first; i < last; ++i) {
           const scalar_t *pb = P + l.block(i), *db = Dp + l.block(i), *gi = G + l.head(i);
-          cpu::gemm<scalar_t>(true, false, T, dh, T, 1, db, T, gi, D, 0, dV + l.head(i), D);
-          cpu::gemm<scalar_t>(false, true, T, T, dh, 1, gi, D, V + l.head(i), D, 0, w.data(), T);
+          products.value_grad(db, gi, dV + l.head(i));
+          products.prob_grad(gi, V + l.head(i), w.data());
           cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T);
-          cpu::gemm<scalar_t>(false, false, T, dh, T, s, w.data(), T, K + l.head(i), D, 0,
-                              dQ + l.head(i), D);
-          cpu::gemm<scalar_t>(true, false, T, dh, T, s, w.data(), T, Q + l.head(i), D, 0,
-                              dK + l.head(i), D);
+          products.query_key_grads(w.data(), Q + l.head(i), K + l.head(i), s, dQ + l.head(i),
+                                   dK + l.head(i));
         }
       });
     });

@@ -49,10 +49,11 @@ COMERA_AVX512 void bcast_block(const float* A, int64_t sj, int64_t st, int64_t s
     }
 }
 
-// MR rows × NB vectors of C = A (MR, rp) · B[:, block] (+ bias). With TAIL the last vector is
-// masked by `last`. (Keeping every branch compile-time lets GCC hold acc in registers.)
+// MR rows × NB vectors of C = A (MR, rp; row stride lda) · B[:, block] (+ bias). With TAIL the
+// last vector is masked by `last`. (Keeping every branch compile-time lets GCC hold acc in
+// registers.)
 template <int MR, int NB, bool TAIL, bool BIAS>
-COMERA_AVX512 void wide_block(const float* A, int64_t rp, const float* B, int64_t n,
+COMERA_AVX512 void wide_block(const float* A, int64_t lda, int64_t rp, const float* B, int64_t n,
                               const float* bias, float* C, int64_t ldc, __mmask16 last) {
   __m512 acc[MR][NB];
   for (int v = 0; v < NB; ++v) {
@@ -67,7 +68,7 @@ COMERA_AVX512 void wide_block(const float* A, int64_t rp, const float* B, int64_
       b[v] = TAIL && v == NB - 1 ? _mm512_maskz_loadu_ps(last, B + p * n + 16 * v)
                                  : _mm512_loadu_ps(B + p * n + 16 * v);
     for (int i = 0; i < MR; ++i) {
-      const __m512 a = _mm512_set1_ps(A[i * rp + p]);
+      const __m512 a = _mm512_set1_ps(A[i * lda + p]);
       for (int v = 0; v < NB; ++v) acc[i][v] = _mm512_fmadd_ps(a, b[v], acc[i][v]);
     }
   }
@@ -83,8 +84,8 @@ COMERA_AVX512 void wide_block(const float* A, int64_t rp, const float* B, int64_
 // Tables of the blocks for every leftover row count 1..MR.
 using BcastBlock = void (*)(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*,
                             int64_t);
-using WideBlock = void (*)(const float*, int64_t, const float*, int64_t, const float*, float*,
-                           int64_t, __mmask16);
+using WideBlock = void (*)(const float*, int64_t, int64_t, const float*, int64_t, const float*,
+                           float*, int64_t, __mmask16);
 
 template <int NV, bool ADD, int... I>
 constexpr std::array<BcastBlock, sizeof...(I)> bcast_blocks(std::integer_sequence<int, I...>) {
@@ -96,52 +97,52 @@ constexpr std::array<WideBlock, sizeof...(I)> wide_blocks(std::integer_sequence<
 }
 
 template <int NV>
-void a_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, float* C,
-            int64_t ldc) {
+void a_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
+            float* C, int64_t ldc) {
   constexpr int MR = block_rows(NV);
   static constexpr auto blocks = bcast_blocks<NV, false>(std::make_integer_sequence<int, MR>{});
   for (int64_t i = 0; i < m; i += MR)
-    blocks[std::min<int64_t>(MR, m - i) - 1](A + i * lda, lda, 1, k, B, 16 * NV, C + i * ldc, ldc);
+    blocks[std::min<int64_t>(MR, m - i) - 1](A + i * lda, lda, 1, k, B, ldb, C + i * ldc, ldc);
 }
 
 template <int NV, bool ADD>
 void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
-             float* C) {
+             float* C, int64_t ldc) {
   constexpr int KR = block_rows(NV);
   static constexpr auto blocks = bcast_blocks<NV, ADD>(std::make_integer_sequence<int, KR>{});
   for (int64_t c = 0; c < k; c += KR)
-    blocks[std::min<int64_t>(KR, k - c) - 1](A + c, 1, lda, m, B, ldb, C + c * 16 * NV, 16 * NV);
+    blocks[std::min<int64_t>(KR, k - c) - 1](A + c, 1, lda, m, B, ldb, C + c * ldc, ldc);
 }
 
 constexpr int kWideRows = 6;
 
 template <int NB, bool TAIL, bool BIAS>
-void wide_nb(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
-             float* C, int64_t ldc, int64_t col, __mmask16 last) {
+void wide_nb(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
+             const float* bias, float* C, int64_t ldc, int64_t col, __mmask16 last) {
   static constexpr auto blocks =
       wide_blocks<NB, TAIL, BIAS>(std::make_integer_sequence<int, kWideRows>{});
   for (int64_t i = 0; i < m; i += kWideRows)
-    blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * rp, rp, B + col, n,
+    blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * lda, lda, rp, B + col, n,
                                                      BIAS ? bias + col : nullptr,
                                                      C + i * ldc + col, ldc, last);
 }
 
 // Column blocks of 64, then one masked block for the rest.
 template <bool BIAS>
-void wide_all(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
-              float* C, int64_t ldc) {
+void wide_all(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
+              const float* bias, float* C, int64_t ldc) {
   constexpr int64_t kBlock = 64;
   int64_t col = 0;
   for (; col + kBlock <= n; col += kBlock)
-    wide_nb<4, false, BIAS>(A, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
+    wide_nb<4, false, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
   const int64_t rest = n - col;
   if (rest == 0) return;
   const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
   switch ((rest + 15) / 16) {
-    case 1: return wide_nb<1, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
-    case 2: return wide_nb<2, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
-    case 3: return wide_nb<3, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
-    default: return wide_nb<4, true, BIAS>(A, m, rp, B, n, bias, C, ldc, col, last);
+    case 1: return wide_nb<1, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    case 2: return wide_nb<2, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    case 3: return wide_nb<3, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    default: return wide_nb<4, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
   }
 }
 
@@ -184,28 +185,28 @@ void with_vectors(int64_t rp, const Fn& fn) {
 
 }  // namespace
 
-void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t rp, float* C,
-         int64_t ldc) {
-  with_vectors(rp, [&](auto nv) { a_b_nv<decltype(nv)::value>(A, lda, m, k, B, C, ldc); });
+void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
+         int64_t rp, float* C, int64_t ldc) {
+  with_vectors(rp, [&](auto nv) { a_b_nv<decltype(nv)::value>(A, lda, m, k, B, ldb, C, ldc); });
 }
 
 void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
-          int64_t rp, float* C, bool add) {
+          int64_t rp, float* C, int64_t ldc, bool add) {
   with_vectors(rp, [&](auto nv) {
     if (add)
-      at_b_nv<decltype(nv)::value, true>(A, lda, m, k, B, ldb, C);
+      at_b_nv<decltype(nv)::value, true>(A, lda, m, k, B, ldb, C, ldc);
     else
-      at_b_nv<decltype(nv)::value, false>(A, lda, m, k, B, ldb, C);
+      at_b_nv<decltype(nv)::value, false>(A, lda, m, k, B, ldb, C, ldc);
   });
 }
 
-void a_wide(const float* A, int64_t m, int64_t rp, const float* B, int64_t n, const float* bias,
-            float* C, int64_t ldc) {
+void a_wide(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
+            const float* bias, float* C, int64_t ldc) {
   check_wide(rp);
   if (bias)
-    wide_all<true>(A, m, rp, B, n, bias, C, ldc);
+    wide_all<true>(A, lda, m, rp, B, n, bias, C, ldc);
   else
-    wide_all<false>(A, m, rp, B, n, bias, C, ldc);
+    wide_all<false>(A, lda, m, rp, B, n, bias, C, ldc);
 }
 
 void col_sum_add(const float* A, int64_t lda, int64_t m, int64_t n, float* s) {
@@ -220,13 +221,15 @@ namespace {
 }
 }  // namespace
 
-void a_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, float*, int64_t) {
+void a_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t) {
   unavailable();
 }
-void at_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, bool) {
+void at_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_t, float*, int64_t,
+          bool) {
   unavailable();
 }
-void a_wide(const float*, int64_t, int64_t, const float*, int64_t, const float*, float*, int64_t) {
+void a_wide(const float*, int64_t, int64_t, int64_t, const float*, int64_t, const float*, float*,
+            int64_t) {
   unavailable();
 }
 void col_sum_add(const float*, int64_t, int64_t, int64_t, float*) { unavailable(); }
