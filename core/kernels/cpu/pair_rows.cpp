@@ -101,12 +101,13 @@ GemmFn<T> small_gemm() {
   return &gemm_baseline<T>;
 }
 
-// Products whose rows are narrower than half a vector (ER = 2 with float: the last core of a
-// chain, whose right rank is 1) leave the vector units idle row by row; their transposes
-// (ER x EL = right^T · left^T) are wide, so they are computed that way round.
+// Products whose rows are narrower than an AVX2 vector (the last core of a chain, whose right
+// rank is 1: ER = 6 for the paper's table) run their columns past the last whole vector one
+// scalar at a time; their transposes (ER x EL = right^T · left^T) are wide, so they are
+// computed that way round (the lookup at 128 ids took 3.3 ms, mostly in those scalar columns).
 template <typename T>
 bool narrow(int64_t el, int64_t er) {
-  return er * static_cast<int64_t>(sizeof(T)) < 16 && el > er;
+  return er * static_cast<int64_t>(sizeof(T)) < 32 && el > er;
 }
 
 // (rows x cols) -> (cols x rows), both row-major.
