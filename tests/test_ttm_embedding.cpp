@@ -272,3 +272,35 @@ TEST_CASE("TTM merged lookup: whole half tables and only the rows used agree wit
       }
     }
 }
+
+TEST_CASE("the fused pair kernel matches chain_rows with ids repeating, rows split between threads",
+          "[ttm_embedding]") {
+  // Two threads give each part of the ids its own left and right rows of the gradients; rows
+  // repeat across parts' natural boundaries, right widths narrow (run transposed) and wide.
+  const FastKernelsGuard kernels(true);
+  const int saved_threads = at::get_num_threads();
+  for (const int threads : {1, 2})
+    for (const int64_t er : {int64_t{2}, int64_t{6}, int64_t{20}})
+      for (const auto dtype : {at::kDouble, at::kFloat}) {
+        INFO("threads " << threads << ", right width " << er << ", dtype " << dtype);
+        at::set_num_threads(threads);
+        at::manual_seed(er);
+        const int64_t vl = 7, vr = 9, el = 12, r = 5, n = 301;
+        const auto left = at::randn({vl, 1, el, r}, at::kDouble), right = at::randn({vr, r, er, 1}, at::kDouble);
+        // Skewed ids: most rows of both tables are hit many times, some never.
+        const auto ia = at::randint(0, vl - 1, {n}, at::kLong).pow(2).remainder(vl - 1);
+        const auto ib = at::randint(0, vr, {n}, at::kLong).div(2, "floor");
+        const auto weight = at::randn({n, el * er}, at::kDouble);
+        const auto l = left.to(dtype).requires_grad_(), rr = right.to(dtype).requires_grad_();
+        const auto out = pair_rows(l, rr, ia, ib);
+        const auto g = grads((out * weight.to(dtype)).sum(), {l, rr});
+        const auto lref = left.clone().requires_grad_(), rref = right.clone().requires_grad_();
+        const auto ref = chain_rows({lref, rref}, {ia, ib});
+        const auto gref = grads((ref * weight).sum(), {lref, rref});
+        const double tol = dtype == at::kDouble ? 1e-10 : 1e-3;
+        CHECK(max_diff(out.to(at::kDouble), ref) < tol);
+        CHECK(max_diff(g[0].to(at::kDouble), gref[0]) < tol);
+        CHECK(max_diff(g[1].to(at::kDouble), gref[1]) < tol);
+      }
+  at::set_num_threads(saved_threads);
+}

@@ -155,39 +155,67 @@ at::Tensor pair_forward(const at::Tensor& left, const at::Tensor& right, const a
   return out;
 }
 
-// Gradients of both tables. Ids repeat across the batch, so each worker accumulates into its
-// own copy of the (small) tables and the copies are summed at the end.
+// The ids 0..n-1 ordered by key (a table row; a counting sort), and where each of `parts` parts
+// of that order begins, no key split between two parts: each part then owns the gradient rows
+// of its keys, and threads write them without copies or locks.
+struct Owned {
+  std::vector<int64_t> order, begin;  // begin: parts + 1 entries, the last n
+};
+
+Owned owned_by(const int64_t* key, int64_t n, int64_t rows, int64_t parts) {
+  Owned o;
+  std::vector<int64_t> start(static_cast<size_t>(rows) + 1, 0);
+  for (int64_t i = 0; i < n; ++i) ++start[key[i] + 1];
+  for (int64_t k = 0; k < rows; ++k) start[k + 1] += start[k];
+  o.order.resize(static_cast<size_t>(n));
+  for (int64_t i = 0; i < n; ++i) o.order[start[key[i]]++] = i;
+  for (int64_t p = 0; p < parts; ++p) {
+    int64_t at = std::max(n * p / parts, o.begin.empty() ? int64_t{0} : o.begin.back());
+    while (at > 0 && at < n && key[o.order[at]] == key[o.order[at - 1]]) ++at;
+    o.begin.push_back(at);
+  }
+  o.begin.push_back(n);
+  return o;
+}
+
+// Gradients of both tables. Ids repeat across the batch, so each table's gradient is split by
+// the rows it owns (owned_by): the left one in the ids' order by left row, the right one by
+// right row, both in one parallel region.
 template <typename T>
 std::pair<at::Tensor, at::Tensor> pair_backward(const at::Tensor& left, const at::Tensor& right,
                                                 const at::Tensor& ia, const at::Tensor& ib,
                                                 const at::Tensor& grad) {
   const int64_t n = ia.numel(), el = left.size(1), r = left.size(2), er = right.size(2);
-  const int64_t workers = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / 64));
+  const int64_t parts = std::max<int64_t>(1, std::min<int64_t>(at::get_num_threads(), n / 16));
   // Narrow rows: d right[b]^T += G^T · left[a], accumulated transposed (VR, ER, R).
   const bool wide_t = narrow<T>(el, er);
   const at::Tensor left_t = left.transpose(1, 2).contiguous();    // (VL, R, EL)
   const at::Tensor right_t = right.transpose(1, 2).contiguous();  // (VR, ER, R)
-  at::Tensor g_left = at::zeros({workers, left.size(0), el, r}, left.options());
-  at::Tensor g_right = wide_t ? at::zeros({workers, right.size(0), er, r}, right.options())
-                              : at::zeros({workers, right.size(0), r, er}, right.options());
+  at::Tensor g_left = at::zeros(left.sizes(), left.options());
+  at::Tensor g_right = wide_t ? at::zeros({right.size(0), er, r}, right.options())
+                              : at::zeros(right.sizes(), right.options());
   const T* lp = left.data_ptr<T>();
   const T* lt = left_t.data_ptr<T>();
   const T* rt = right_t.data_ptr<T>();
   const T* gp = grad.data_ptr<T>();
   const int64_t* a = ia.data_ptr<int64_t>();
   const int64_t* b = ib.data_ptr<int64_t>();
-  T* glp = g_left.data_ptr<T>();
-  T* grp = g_right.data_ptr<T>();
+  T* gl = g_left.data_ptr<T>();
+  T* gr = g_right.data_ptr<T>();
+  const Owned by_left = owned_by(a, n, left.size(0), parts), by_right = owned_by(b, n, right.size(0), parts);
   const GemmFn<T> gemm = small_gemm<T>();
-  at::parallel_for(0, workers, 1, [&](int64_t w_begin, int64_t w_end) {
+  at::parallel_for(0, parts, 1, [&](int64_t p_begin, int64_t p_end) {
     std::vector<T> g_t(wide_t ? static_cast<size_t>(er * el) : 0);
-    for (int64_t w = w_begin; w < w_end; ++w) {
-      T* gl = glp + w * left.numel();
-      T* gr = grp + w * right.numel();
-      for (int64_t i = n * w / workers; i < n * (w + 1) / workers; ++i) {
+    for (int64_t p = p_begin; p < p_end; ++p) {
+      // d left[a] += G · right[b]^T
+      for (int64_t j = by_left.begin[p]; j < by_left.begin[p + 1]; ++j) {
+        const int64_t i = by_left.order[j];
+        gemm(gp + i * el * er, rt + b[i] * er * r, gl + a[i] * el * r, el, er, r, true);
+      }
+      // d right[b] += left[a]^T · G
+      for (int64_t j = by_right.begin[p]; j < by_right.begin[p + 1]; ++j) {
+        const int64_t i = by_right.order[j];
         const T* g = gp + i * el * er;
-        // d left[a] += G · right[b]^T ; d right[b] += left[a]^T · G
-        gemm(g, rt + b[i] * er * r, gl + a[i] * el * r, el, er, r, true);
         if (wide_t) {
           transpose_into(g, g_t.data(), el, er, false);
           gemm(g_t.data(), lp + a[i] * el * r, gr + b[i] * er * r, er, el, r, true);
@@ -197,9 +225,8 @@ std::pair<at::Tensor, at::Tensor> pair_backward(const at::Tensor& left, const at
       }
     }
   });
-  at::Tensor g_right_sum = g_right.sum(0);
-  if (wide_t) g_right_sum = g_right_sum.transpose(1, 2).contiguous();
-  return {g_left.sum(0), g_right_sum};
+  if (wide_t) g_right = g_right.transpose(1, 2).contiguous();
+  return {g_left, g_right};
 }
 
 class PairRows : public torch::autograd::Function<PairRows> {
