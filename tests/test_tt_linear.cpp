@@ -199,6 +199,9 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
       {{10, 10}, {9, 9}, {1, 10, 65, 9, 1}, {13}},
       {{33}, {17}, {1, 17, 1}, {49}},
       {{2, 3, 2, 2}, {3, 2, 2, 2}, {1, 2, 5, 7, 20, 6, 4, 2, 1}, {2, 37}},
+      // The paper's FFN shape: its output side's merges and peels are big enough to be shared
+      // out in blocks (GemmTeam) while the other thread has only the small input side.
+      {{12, 8, 8}, {12, 16, 16}, {1, 12, 30, 30, 30, 16, 1}, {7}},
   };
   each_kernel_setting([&] {
     at::manual_seed(21);

@@ -1,6 +1,7 @@
 #include "core/contract/merged_path.h"
 
 #include "core/kernels/cpu/blas_gemm.h"
+#include "core/kernels/cpu/gemm_team.h"
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/kernels/cpu/transpose.h"
 
@@ -88,21 +89,32 @@ float* scratch(int i, int64_t n) {
   return b.data();
 }
 
-// Runs task(i) for i < n, spread over the threads biggest first (cost(i) estimates each): the
-// sides of a group's chains are independent.
+// Runs task(i, team) for i < n, spread over the threads biggest first (cost(i) estimates each):
+// the sides of a group's chains are independent. A thread out of sides helps with the products
+// of those still running (one layer's sides can differ fourfold).
 template <typename Cost, typename Task>
 void run_sides(int threads, int64_t n, const Cost& cost, const Task& task) {
   std::vector<int64_t> order(static_cast<size_t>(n));
   for (int64_t i = 0; i < n; ++i) order[i] = i;
   std::stable_sort(order.begin(), order.end(),
                    [&](int64_t a, int64_t b) { return cost(a) > cost(b); });
-#pragma omp parallel for num_threads(std::min<int64_t>(threads, n)) schedule(dynamic, 1) if (threads > 1 && n > 1)
-  for (int64_t i = 0; i < n; ++i) task(order[i]);
+  const int team_size = static_cast<int>(std::min<int64_t>(threads, 2 * n));
+  cpu::GemmTeam team(team_size, n);
+#pragma omp parallel num_threads(team_size) if (team_size > 1)
+  {
+#pragma omp for schedule(dynamic, 1) nowait
+    for (int64_t i = 0; i < n; ++i) {
+      task(order[i], team);
+      team.done();
+    }
+    team.help();
+  }
 }
 
 // Input side: prefix[k] = c_0 diag(d_1) c_1 ⋯ c_k as (s_0⋯s_k, r_{k+1}) for k < d-1 (prefix[0]
 // is c_0 itself), and L = prefix[d-1] written with its r_d columns padded to rp with zeros.
-void merge_input_side(const Chain& c, int64_t rp, std::vector<at::Tensor>& prefix, float* Lp) {
+void merge_input_side(const Chain& c, int64_t rp, std::vector<at::Tensor>& prefix, float* Lp,
+                      cpu::GemmTeam& team) {
   const float* P = c.core[0];
   int64_t rows = c.s[0];
   for (int64_t k = 1; k < c.d; ++k) {
@@ -119,7 +131,7 @@ void merge_input_side(const Chain& c, int64_t rp, std::vector<at::Tensor>& prefi
         for (int64_t j = rn; j < width; ++j) dst[j] = 0;
       }
     float* out = last ? Lp : prefix[k].data_ptr<float>();
-    cpu::gemm<float>(false, false, rows, sk * width, rk, 1, P, rk, S, sk * width, 0, out, sk * width);
+    team.gemm(false, false, rows, sk * width, rk, P, rk, S, sk * width, out, sk * width);
     P = out;
     rows *= sk;
   }
@@ -130,7 +142,7 @@ void merge_input_side(const Chain& c, int64_t rp, std::vector<at::Tensor>& prefi
 
 // Output side: suffix[k-d] = c_k diag(d_{k+1}) ⋯ c_{2d-1} as (r_k, s_k⋯s_{2d-1}) for k >= d
 // (suffix[d-1] is c_{2d-1} itself); R = suffix[0].
-void merge_output_side(const Chain& c, std::vector<at::Tensor>& suffix) {
+void merge_output_side(const Chain& c, std::vector<at::Tensor>& suffix, cpu::GemmTeam& team) {
   const float* Q = c.core[c.K - 1];
   int64_t cols = c.s[c.K - 1];
   for (int64_t k = c.K - 2; k >= c.d; --k) {
@@ -140,7 +152,7 @@ void merge_output_side(const Chain& c, std::vector<at::Tensor>& suffix) {
     for (int64_t i = 0; i < rk * sk; ++i)
       for (int64_t j = 0; j < rn; ++j) S[i * rn + j] = c.core[k][i * rn + j] * c.rank[k + 1][j];
     float* out = suffix[k - c.d].data_ptr<float>();
-    cpu::gemm<float>(false, false, rk * sk, cols, rn, 1, S, rn, Q, cols, 0, out, cols);
+    team.gemm(false, false, rk * sk, cols, rn, S, rn, Q, cols, out, cols);
     Q = out;
     cols *= sk;
   }
@@ -148,7 +160,8 @@ void merge_output_side(const Chain& c, std::vector<at::Tensor>& suffix) {
 
 // Peels the input side: given dL (in, r_d), the gradients of c_{d-1}..c_0 and d_{d-1}..d_1.
 void peel_input_side(const Chain& c, const std::vector<at::Tensor>& prefix, float* G,
-                     std::vector<at::Tensor>& dcores, std::vector<at::Tensor>& dranks) {
+                     std::vector<at::Tensor>& dcores, std::vector<at::Tensor>& dranks,
+                     cpu::GemmTeam& team) {
   int64_t rows = c.in();  // rows of prefix[k] before the step, then of prefix[k-1]
   for (int64_t k = c.d - 1; k >= 1; --k) {
     const int64_t rk = c.r[k], sk = c.s[k], rn = c.r[k + 1];
@@ -157,11 +170,11 @@ void peel_input_side(const Chain& c, const std::vector<at::Tensor>& prefix, floa
     const float* d = c.rank[k];
     // G is the gradient of prefix[k] as (rows, s_k·r_{k+1}).
     float* dc = dcores[k].data_ptr<float>();
-    cpu::gemm<float>(true, false, rk, sk * rn, rows, 1, P, rk, G, sk * rn, 0, dc, sk * rn);
+    team.gemm(true, false, rk, sk * rn, rows, P, rk, G, sk * rn, dc, sk * rn);
     for (int64_t a = 0; a < rk; ++a)
       for (int64_t j = 0; j < sk * rn; ++j) dc[a * sk * rn + j] *= d[a];
     float* dQ = scratch(1, rows * rk);
-    cpu::gemm<float>(false, true, rows, rk, sk * rn, 1, G, sk * rn, c.core[k], sk * rn, 0, dQ, rk);
+    team.gemm(false, true, rows, rk, sk * rn, G, sk * rn, c.core[k], sk * rn, dQ, rk);
     float* dd = dranks[k - 1].data_ptr<float>();
     for (int64_t a = 0; a < rk; ++a) dd[a] = 0;
     for (int64_t i = 0; i < rows; ++i)
@@ -192,7 +205,8 @@ void row_bond_gradient(const float* Q, float* G, int64_t rows, int64_t cols, con
 // Peels the output side: given dR (r_d, out), the gradients of c_d..c_{2d-1} and
 // d_{d+1}..d_{2d-1}.
 void peel_output_side(const Chain& c, const std::vector<at::Tensor>& suffix, float* G,
-                      std::vector<at::Tensor>& dcores, std::vector<at::Tensor>& dranks) {
+                      std::vector<at::Tensor>& dcores, std::vector<at::Tensor>& dranks,
+                      cpu::GemmTeam& team) {
   for (int64_t k = c.d; k <= c.K - 2; ++k) {
     const int64_t rk = c.r[k], sk = c.s[k], rn = c.r[k + 1];
     const auto& next = suffix[k - c.d + 1];  // (r_{k+1}, cols)
@@ -201,11 +215,11 @@ void peel_output_side(const Chain& c, const std::vector<at::Tensor>& suffix, flo
     const float* d = c.rank[k + 1];
     // G is the gradient of suffix[k-d] as (r_k·s_k, cols).
     float* dc = dcores[k].data_ptr<float>();
-    cpu::gemm<float>(false, true, rk * sk, rn, cols, 1, G, cols, Qn, cols, 0, dc, rn);
+    team.gemm(false, true, rk * sk, rn, cols, G, cols, Qn, cols, dc, rn);
     for (int64_t i = 0; i < rk * sk; ++i)
       for (int64_t j = 0; j < rn; ++j) dc[i * rn + j] *= d[j];
     float* H = scratch(1, rn * cols);
-    cpu::gemm<float>(true, false, rn, cols, rk * sk, 1, c.core[k], rn, G, cols, 0, H, cols);
+    team.gemm(true, false, rn, cols, rk * sk, c.core[k], rn, G, cols, H, cols);
     row_bond_gradient(Qn, H, rn, cols, d, dranks[k].data_ptr<float>());
     std::swap(scratch(1), scratch(2));
     G = scratch(2).data();
@@ -330,16 +344,16 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     }
     run_sides(
         threads, 2 * G, [&](int64_t i) { return side_macs(m[i / 2].c, i % 2 == 0); },
-        [&](int64_t i) {
+        [&](int64_t i, cpu::GemmTeam& team) {
           const Member& l = m[i / 2];
           const int64_t g = i / 2;
           if (i % 2 == 0) {
             float* Lp = prefix[g][l.c.d - 1].data_ptr<float>();
-            merge_input_side(l.c, l.rp, prefix[g], Lp);
+            merge_input_side(l.c, l.rp, prefix[g], Lp, team);
             if (train) cpu::transpose(Lp, l.in, l.rp, l.rp, LT.data_ptr<float>() + l.off * in, in, in);
             return;
           }
-          merge_output_side(l.c, suffix[g]);
+          merge_output_side(l.c, suffix[g], team);
           const float* R = data(suffix[g][0]);
           if (train) cpu::transpose(R, l.r, l.out, l.out, RdT[g].data_ptr<float>(), l.rp, l.rp, l.mid);
           float* rd = Rd[g].data_ptr<float>();
@@ -470,7 +484,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     }
     run_sides(
         threads, 2 * G, [&](int64_t i) { return side_macs(m[i / 2].c, i % 2 == 0); },
-        [&](int64_t i) {
+        [&](int64_t i, cpu::GemmTeam& team) {
           const int64_t g = i / 2;
           const Member& l = m[g];
           if (i % 2 == 0) {
@@ -482,7 +496,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
             for (int64_t p = 1; p < parts; ++p)
               for (int64_t a = 0; a < in; ++a)
                 for (int64_t j = 0; j < l.r; ++j) Gm[a * l.r + j] += part[(p * in + a) * l.rp + j];
-            peel_input_side(l.c, prefix[g], Gm, dc[g], dr[g]);
+            peel_input_side(l.c, prefix[g], Gm, dc[g], dr[g], team);
             return;
           }
           // V (r_d, out) from the parts' Vᵀ; d_d's gradient is the row sums of R ⊙ V and
@@ -495,7 +509,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
           cpu::transpose(part, l.out, l.r, l.rp, Gm, l.out, l.out);
           row_bond_gradient(data(suffix[g][0]), Gm, l.r, l.out, l.mid,
                             dr[g][l.c.d - 1].data_ptr<float>());
-          peel_output_side(l.c, suffix[g], Gm, dc[g], dr[g]);
+          peel_output_side(l.c, suffix[g], Gm, dc[g], dr[g], team);
         });
 
     variable_list result{dx};
