@@ -9,6 +9,7 @@
 #include "core/models/attention_core.h"
 #include "core/models/dropout.h"
 #include "core/models/dropout_mask.h"
+#include "core/models/residual_norm.h"
 #include "core/models/transformer.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
@@ -301,6 +302,48 @@ TEST_CASE("residual dropout is x + dropout(f), its gradient the forward's mask",
     CHECK(at::allclose(fl.grad(), fr.grad(), 1e-12, 1e-12));
     CHECK(residual_dropout(x, f, 0.1, false).equal(x + f));
   }
+}
+
+TEST_CASE("residual layer norm equals float64 LayerNorm(x + dropout(f)), gradients included",
+          "[models]") {
+  // Rows of 50 (off the 16-lane vectors) and 768; dropout on and off; fast kernels on (the fused
+  // node, where the CPU has AVX-512) and off (residual_dropout, then ATen's layer_norm).
+  for (const int64_t D : {int64_t{50}, int64_t{768}})
+    for (const double p : {0.0, 0.2})
+      for (const bool fast : {true, false}) {
+        INFO("D " << D << " p " << p << " fast kernels " << fast);
+        const FastKernelsGuard kernels(fast);
+        const auto x = at::randn({3, 37, D}, at::kDouble), f = at::randn({3, 37, D}, at::kDouble);
+        const auto w = at::randn({D}, at::kDouble), b = at::randn({D}, at::kDouble);
+        const auto g = at::randn({3, 37, D}, at::kDouble);
+        auto xl = x.to(at::kFloat).requires_grad_(), fl = f.to(at::kFloat).requires_grad_(),
+             wl = w.to(at::kFloat).requires_grad_(), bl = b.to(at::kFloat).requires_grad_();
+        at::manual_seed(17);
+        const auto y = residual_layer_norm(xl, fl, p, true, wl, bl, 1e-5);
+        y.backward(g.to(at::kFloat));
+        // The same mask: the first seed drawn after manual_seed(17).
+        at::manual_seed(17);
+        const auto m = p > 0 ? DropoutMask(p).multipliers_like(x) : at::ones_like(x);
+        auto xr = x.clone().requires_grad_(), fr = f.clone().requires_grad_(),
+             wr = w.clone().requires_grad_(), br = b.clone().requires_grad_();
+        const auto r = xr + m * fr;
+        const auto mean = r.mean(-1, true), var = (r - mean).pow(2).mean(-1, true);
+        const auto ref = (r - mean) / (var + 1e-5).sqrt() * wr + br;
+        ref.backward(g);
+        const auto close = [](const at::Tensor& got, const at::Tensor& want) {
+          const double scale = std::max(1.0, want.abs().max().item<double>());
+          return (got.to(at::kDouble) - want).abs().max().item<double>() <= 2e-5 * scale;
+        };
+        CHECK(close(y, ref));
+        CHECK(close(xl.grad(), xr.grad()));
+        CHECK(close(fl.grad(), fr.grad()));
+        CHECK(close(wl.grad(), wr.grad()));
+        CHECK(close(bl.grad(), br.grad()));
+      }
+  // Not training: the plain sum, whatever p.
+  const auto x = at::randn({4, 16}), f = at::randn({4, 16}), w = at::ones({16}), b = at::zeros({16});
+  CHECK(at::allclose(residual_layer_norm(x, f, 0.5, false, w, b, 1e-5),
+                     at::layer_norm(x + f, {16}, w, b, 1e-5), 1e-5, 1e-5));
 }
 
 TEST_CASE("the composite dropout mask equals the fast one bit for bit", "[models]") {

@@ -1,7 +1,7 @@
 #include "core/models/encoder_layer.h"
 
 #include "core/kernels/cpu/gelu.h"
-#include "core/models/dropout.h"
+#include "core/models/residual_norm.h"
 #include "core/util/step_parts.h"
 
 #include <ATen/ATen.h>
@@ -37,13 +37,16 @@ at::Tensor in_part(step_parts::Part part, F f) {
 at::Tensor EncoderLayerImpl::forward(const at::Tensor& x, const at::Tensor& mask_bias) {
   using namespace step_parts;
   const bool train = is_training();
-  const auto a = attention_->forward(x, mask_bias);
-  const auto r = in_part(kResidual, [&] { return residual_dropout(x, a, dropout_, train); });
-  const auto h = in_part(kLayerNorm, [&] { return attention_norm_->forward(r); });
+  // LayerNorm(x + dropout(branch)) with a norm module's weight, bias and eps.
+  const auto add_norm = [&](const torch::nn::LayerNorm& norm, const at::Tensor& x0, const at::Tensor& branch) {
+    return in_part(kResidualNorm, [&] {
+      return residual_layer_norm(x0, branch, dropout_, train, norm->weight, norm->bias, norm->options.eps());
+    });
+  };
+  const auto h = add_norm(attention_norm_, x, attention_->forward(x, mask_bias));
   const auto u = ffn_in_(h);
   const auto f = ffn_out_(in_part(kActivation, [&] { return cpu::fast_gelu_available(u) ? cpu::gelu(u) : at::gelu(u); }));
-  const auto s = in_part(kResidual, [&] { return residual_dropout(h, f, dropout_, train); });
-  return in_part(kLayerNorm, [&] { return ffn_norm_->forward(s); });
+  return add_norm(ffn_norm_, h, f);
 }
 
 void EncoderLayerImpl::pretty_print(std::ostream& stream) const {

@@ -14,16 +14,16 @@ std::array<std::atomic<double>, kCount> g_flops{};
 
 const char* scope_name(Part part) {
   static constexpr std::array<const char*, kCount> names{
-      "comera::linear",     "comera::attention", "comera::embedding",
-      "comera::layer_norm", "comera::activation", "comera::residual",
-      "comera::size_terms", "comera::optimizer"};
+      "comera::linear",        "comera::attention",  "comera::embedding",
+      "comera::residual_norm", "comera::activation", "comera::size_terms",
+      "comera::optimizer"};
   return names[part];
 }
 
 const char* label(Part part) {
   static constexpr std::array<const char*, kCount> labels{
       "linear layers", "attention (products, softmax, bias, dropout)", "embedding lookup",
-      "layer norms", "GELU", "residual adds, dropout", "size terms", "optimiser step"};
+      "residual adds, dropout, layer norms", "GELU", "size terms", "optimiser step"};
   return labels[part];
 }
 

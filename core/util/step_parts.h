@@ -10,9 +10,8 @@ enum Part : int {
   kLinear,             // the linear layers (TT or dense), forward and backward
   kAttention,          // the attention core: score and context products, bias, softmax, dropout
   kEmbedding,          // the word-embedding lookup
-  kLayerNorm,          // the encoders' layer norms
+  kResidualNorm,       // the encoders' residual adds with their dropout, and their layer norms
   kActivation,         // the feed-forward activation (GELU)
-  kResidual,           // the encoders' residual adds with their dropout
   kSizeTerms,          // the model-size terms of the objective
   kOptimizer,          // the optimiser step
   kCount

@@ -113,7 +113,7 @@ int run(int argc, char** argv) {
       "warmup", "Unmeasured steps first", cxxopts::value<int>()->default_value("2"))(
       "repeats", "Measured steps", cxxopts::value<int>()->default_value("5"))(
       "profile", "Then as many steps again, timed per part (linear layers, attention, embedding, "
-      "layer norms, GELU, residual adds, size terms, optimiser, the rest) with FLOPs and GFLOP/s beside this "
+      "residual adds with layer norms, GELU, size terms, optimiser, the rest) with FLOPs and GFLOP/s beside this "
       "machine's GEMM rate")(
       "nproc", "Data-parallel ranks on this host (c10d Gloo on 127.0.0.1), each stepping on its "
       "share of --batch with --threads threads; rank 0 reports, with the gradient all-reduce's "
