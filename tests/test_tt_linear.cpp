@@ -202,6 +202,10 @@ TEST_CASE("TTLinear float32 matches the float64 reference, fast kernels on and o
       // The paper's FFN shape: its output side's merges and peels are big enough to be shared
       // out in blocks (GemmTeam) while the other thread has only the small input side.
       {{12, 8, 8}, {12, 16, 16}, {1, 12, 30, 30, 30, 16, 1}, {7}},
+      // Past 8 MB of output (here 24 MB, 2,049 rows of 3,072) the forward's Y, then the
+      // backward's dX, are written with non-temporal stores.
+      {{12, 8, 8}, {12, 16, 16}, {1, 12, 30, 30, 30, 16, 1}, {2049}},
+      {{16, 16, 12}, {8, 8, 12}, {1, 16, 30, 30, 30, 12, 1}, {2049}},
   };
   each_kernel_setting([&] {
     at::manual_seed(21);

@@ -242,6 +242,16 @@ bool use_kernels(const at::Tensor& x, at::TensorList cores, at::TensorList ranks
 // Rows per chunk: a chunk of dY stays in L2 between the kernels that read it.
 constexpr int64_t kChunkRows = 48;
 
+// Outputs bigger than this (batch 32's: 12.6 MB for 768 columns, 50 MB for 3,072) outgrow the
+// cache before their next reader comes: they are written with non-temporal stores. Batch 32
+// measured 750-820 ms a step this way against 810-870 with a 24 MB bound (only the 50 MB ones
+// streamed) and 860-940 with none; 2 MB gave the same as 8 at batches 8 and 32.
+constexpr int64_t kStreamBytes = int64_t{8} << 20;
+
+bool stream(int64_t rows, int64_t cols) {
+  return rows * cols * static_cast<int64_t>(sizeof(float)) > kStreamBytes;
+}
+
 // Rows [0, B) in one contiguous part per thread, each at least a chunk.
 int64_t part_count(int64_t B, int threads) {
   return std::max<int64_t>(1, std::min<int64_t>(threads, B / kChunkRows));
@@ -379,7 +389,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
           float* tp = T[g].data_ptr<float>() + i * l.rp;
           thin::a_b(xp + i * in, in, n, in, data(prefix[g][l.c.d - 1]), l.rp, l.rp, tp, l.rp);
           thin::a_wide(tp, l.rp, n, l.rp, data(Rd[g]), l.out, bp[g],
-                       Y[g].data_ptr<float>() + i * l.out, l.out);
+                       Y[g].data_ptr<float>() + i * l.out, l.out, stream(B, l.out));
         }
       }
     });
@@ -464,7 +474,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
           thin::at_b(xp + i * in, in, n, in, up + l.off, RP, l.rp,
                      xtu[g].data_ptr<float>() + p * in * l.rp, l.rp, add);
         }
-        if (dxp) thin::a_wide(up, RP, n, RP, lt, in, nullptr, dxp + i * in, in);
+        if (dxp) thin::a_wide(up, RP, n, RP, lt, in, nullptr, dxp + i * in, in, stream(B, in));
       }
     });
 

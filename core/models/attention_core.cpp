@@ -74,7 +74,7 @@ class PairProducts {
       if (thin_) {
         scales_.assign(static_cast<size_t>(T_), scale);
         cpu::transpose(K, T_, dh_, D_, transposed_.data(), T_, T_, scales_.data());
-        return thin::a_wide(Q, D_, T_, dh_, transposed_.data(), T_, nullptr, S, T_);
+        return thin::a_wide(Q, D_, T_, dh_, transposed_.data(), T_, nullptr, S, T_, false);
       }
     cpu::gemm<T>(false, true, T_, T_, dh_, scale, Q, D_, K, D_, 0, S, T_);
   }
@@ -95,7 +95,7 @@ class PairProducts {
     if constexpr (std::is_same_v<T, float>)
       if (thin_) {
         cpu::transpose(V, T_, dh_, D_, transposed_.data(), T_, T_);
-        return thin::a_wide(G, D_, T_, dh_, transposed_.data(), T_, nullptr, W, T_);
+        return thin::a_wide(G, D_, T_, dh_, transposed_.data(), T_, nullptr, W, T_, false);
       }
     cpu::gemm<T>(false, true, T_, T_, dh_, 1, G, D_, V, D_, 0, W, T_);
   }

@@ -6,6 +6,7 @@
 #include <c10/util/Exception.h>
 
 #include <array>
+#include <cstdint>
 #include <utility>
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
@@ -50,9 +51,9 @@ COMERA_AVX512 void bcast_block(const float* A, int64_t sj, int64_t st, int64_t s
 }
 
 // MR rows × NB vectors of C = A (MR, rp; row stride lda) · B[:, block] (+ bias). With TAIL the
-// last vector is masked by `last`. (Keeping every branch compile-time lets GCC hold acc in
-// registers.)
-template <int MR, int NB, bool TAIL, bool BIAS>
+// last vector is masked by `last`; with STREAM whole vectors are stored non-temporally (C
+// aligned). (Keeping every branch compile-time lets GCC hold acc in registers.)
+template <int MR, int NB, bool TAIL, bool BIAS, bool STREAM>
 COMERA_AVX512 void wide_block(const float* A, int64_t lda, int64_t rp, const float* B, int64_t n,
                               const float* bias, float* C, int64_t ldc, __mmask16 last) {
   __m512 acc[MR][NB];
@@ -76,6 +77,8 @@ COMERA_AVX512 void wide_block(const float* A, int64_t lda, int64_t rp, const flo
     for (int v = 0; v < NB; ++v) {
       if (TAIL && v == NB - 1)
         _mm512_mask_storeu_ps(C + i * ldc + 16 * v, last, acc[i][v]);
+      else if (STREAM)
+        _mm512_stream_ps(C + i * ldc + 16 * v, acc[i][v]);
       else
         _mm512_storeu_ps(C + i * ldc + 16 * v, acc[i][v]);
     }
@@ -91,9 +94,9 @@ template <int NV, bool ADD, int... I>
 constexpr std::array<BcastBlock, sizeof...(I)> bcast_blocks(std::integer_sequence<int, I...>) {
   return {&bcast_block<NV, I + 1, ADD>...};
 }
-template <int NB, bool TAIL, bool BIAS, int... I>
+template <int NB, bool TAIL, bool BIAS, bool STREAM, int... I>
 constexpr std::array<WideBlock, sizeof...(I)> wide_blocks(std::integer_sequence<int, I...>) {
-  return {&wide_block<I + 1, NB, TAIL, BIAS>...};
+  return {&wide_block<I + 1, NB, TAIL, BIAS, STREAM>...};
 }
 
 template <int NV>
@@ -116,11 +119,11 @@ void at_b_nv(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, 
 
 constexpr int kWideRows = 6;
 
-template <int NB, bool TAIL, bool BIAS>
+template <int NB, bool TAIL, bool BIAS, bool STREAM>
 void wide_nb(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
              const float* bias, float* C, int64_t ldc, int64_t col, __mmask16 last) {
   static constexpr auto blocks =
-      wide_blocks<NB, TAIL, BIAS>(std::make_integer_sequence<int, kWideRows>{});
+      wide_blocks<NB, TAIL, BIAS, STREAM>(std::make_integer_sequence<int, kWideRows>{});
   for (int64_t i = 0; i < m; i += kWideRows)
     blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * lda, lda, rp, B + col, n,
                                                      BIAS ? bias + col : nullptr,
@@ -128,21 +131,21 @@ void wide_nb(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B,
 }
 
 // Column blocks of 64, then one masked block for the rest.
-template <bool BIAS>
+template <bool BIAS, bool STREAM>
 void wide_all(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
               const float* bias, float* C, int64_t ldc) {
   constexpr int64_t kBlock = 64;
   int64_t col = 0;
   for (; col + kBlock <= n; col += kBlock)
-    wide_nb<4, false, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
+    wide_nb<4, false, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
   const int64_t rest = n - col;
   if (rest == 0) return;
   const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
   switch ((rest + 15) / 16) {
-    case 1: return wide_nb<1, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-    case 2: return wide_nb<2, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-    case 3: return wide_nb<3, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-    default: return wide_nb<4, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    case 1: return wide_nb<1, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    case 2: return wide_nb<2, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    case 3: return wide_nb<3, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+    default: return wide_nb<4, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
   }
 }
 
@@ -201,12 +204,21 @@ void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int
 }
 
 void a_wide(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
-            const float* bias, float* C, int64_t ldc) {
+            const float* bias, float* C, int64_t ldc, bool stream) {
   check_wide(rp);
-  if (bias)
-    wide_all<true>(A, lda, m, rp, B, n, bias, C, ldc);
-  else
-    wide_all<false>(A, lda, m, rp, B, n, bias, C, ldc);
+  stream = stream && reinterpret_cast<uintptr_t>(C) % 64 == 0 && ldc % 16 == 0;
+  if (stream) {
+    if (bias)
+      wide_all<true, true>(A, lda, m, rp, B, n, bias, C, ldc);
+    else
+      wide_all<false, true>(A, lda, m, rp, B, n, bias, C, ldc);
+    // Non-temporal stores are weakly ordered: fence them before another thread reads C.
+    _mm_sfence();
+  } else if (bias) {
+    wide_all<true, false>(A, lda, m, rp, B, n, bias, C, ldc);
+  } else {
+    wide_all<false, false>(A, lda, m, rp, B, n, bias, C, ldc);
+  }
 }
 
 void col_sum_add(const float* A, int64_t lda, int64_t m, int64_t n, float* s) {
@@ -229,7 +241,7 @@ void at_b(const float*, int64_t, int64_t, int64_t, const float*, int64_t, int64_
   unavailable();
 }
 void a_wide(const float*, int64_t, int64_t, int64_t, const float*, int64_t, const float*, float*,
-            int64_t) {
+            int64_t, bool) {
   unavailable();
 }
 void col_sum_add(const float*, int64_t, int64_t, int64_t, float*) { unavailable(); }

@@ -23,9 +23,11 @@ void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int6
 void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
           int64_t rp, float* C, int64_t ldc, bool add);
 // C (m, n) = A (m, rp) · B (rp, n; row stride n) + bias (n; null for none). Here rp may be any
-// multiple of 16 (a group's padded ranks side by side).
+// multiple of 16 (a group's padded ranks side by side). stream: C is too big to stay in cache
+// for its next reader, so its whole vectors are stored non-temporally (no read for ownership
+// of each line); taken where C is 64-byte aligned and ldc a multiple of 16.
 void a_wide(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
-            const float* bias, float* C, int64_t ldc);
+            const float* bias, float* C, int64_t ldc, bool stream);
 // s (n) += the column sums of A (m, n; row stride lda).
 void col_sum_add(const float* A, int64_t lda, int64_t m, int64_t n, float* s);
 
