@@ -322,8 +322,9 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     const auto m = members(cores, ranks, layout);
     const auto G = static_cast<int64_t>(m.size());
     const int threads = at::get_num_threads();
-    const int64_t B = x.size(0), in = m[0].in, RP = m.back().off + m.back().rp;
+    const int64_t in = m[0].in, B = x.numel() / in, RP = m.back().off + m.back().rp;
     const auto options = x.options();
+    auto out_sizes = x.sizes().vec();  // x's leading shape, then each layer's out
     // Per layer: the merges (prefix[d-1] is L padded to (in, rp)), Rd = diag(d_d)·R with rows
     // padded to rp and, for the backward, Rdᵀ (out, rp); the layers' Lᵀ stacked (RP, in).
     std::vector<std::vector<at::Tensor>> prefix(G), suffix(G);
@@ -378,7 +379,8 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
       if (layout[2 * g + 1]) bp[g] = data(bias[b++]);
     for (int64_t g = 0; g < G; ++g) {
       T[g] = at::empty({B, m[g].rp}, options);
-      Y[g] = at::empty({B, m[g].out}, options);
+      out_sizes.back() = m[g].out;
+      Y[g] = at::empty(out_sizes, options);
     }
     const float* xp = data(X);
     for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
@@ -433,21 +435,22 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     const auto m = members(cores, ranks, layout);
     const at::Tensor &X = saved[0], &LT = saved[1];
     const int threads = at::get_num_threads();
-    const int64_t B = X.size(0), in = X.size(1), RP = m.back().off + m.back().rp;
+    const int64_t in = X.size(-1), B = X.numel() / in, RP = m.back().off + m.back().rp;
     const auto options = X.options();
     const int64_t parts = part_count(B, threads);
 
     std::vector<at::Tensor> dY(G), vt(G), xtu(G), db(G);
     for (int64_t g = 0; g < G; ++g) {
       const Member& l = m[g];
-      dY[g] = grads[g].stride(1) == 1 ? grads[g] : grads[g].contiguous();
+      dY[g] = grads[g].reshape({B, l.out});
+      if (dY[g].stride(1) != 1) dY[g] = dY[g].contiguous();
       vt[g] = at::empty({parts, l.out, l.rp}, options);
       xtu[g] = at::empty({parts, in, l.rp}, options);
       db[g] = at::empty({parts, layout[2 * g + 1] ? l.out : 0}, options);
     }
     auto u = at::empty({parts, kChunkRows, RP}, options);
     at::Tensor dx;
-    if (ctx->needs_input_grad(0)) dx = at::empty({B, in}, options);
+    if (ctx->needs_input_grad(0)) dx = at::empty(X.sizes(), options);
     float* dxp = dx.defined() ? dx.data_ptr<float>() : nullptr;
     const float *xp = data(X), *lt = data(LT);
     for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
@@ -548,7 +551,7 @@ at::Tensor composite_merged_path(const at::Tensor& x, at::TensorList cores, at::
 std::vector<at::Tensor> merged_paths(const at::Tensor& x,
                                      const std::vector<MergedPathLayer>& layers) {
   TORCH_CHECK(!layers.empty(), "merged_paths: needs at least one layer");
-  TORCH_CHECK(x.dim() == 2, "merged_path: x must be (B, in), got ", x.sizes());
+  TORCH_CHECK(x.dim() >= 1, "merged_path: x must be (..., in), got a scalar");
   bool kernels = true;
   for (const auto& l : layers) {
     TORCH_CHECK(!l.cores.empty() && l.cores.size() % 2 == 0 && l.ranks.size() + 1 == l.cores.size(),
@@ -556,12 +559,17 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
                 l.ranks.size());
     int64_t in = 1;
     for (size_t k = 0; k < l.cores.size() / 2; ++k) in *= l.cores[k].size(1);
-    TORCH_CHECK(in == x.size(1), "merged_path: x has ", x.size(1), " columns, the layer reads ", in);
+    TORCH_CHECK(in == x.size(-1), "merged_path: x has ", x.size(-1), " columns, the layer reads ", in);
     kernels = kernels && use_kernels(x, l.cores, l.ranks);
   }
   std::vector<at::Tensor> out;
   if (!kernels) {
-    for (const auto& l : layers) out.push_back(composite_merged_path(x, l.cores, l.ranks, l.bias));
+    auto sizes = x.sizes().vec();
+    for (const auto& l : layers) {
+      const auto y = composite_merged_path(x.reshape({-1, x.size(-1)}), l.cores, l.ranks, l.bias);
+      sizes.back() = y.size(1);
+      out.push_back(y.view(sizes));
+    }
     return out;
   }
   std::vector<at::Tensor> cores, ranks, bias;

@@ -10,7 +10,7 @@
 
 namespace comera {
 
-// x: (B, in). cores: the 2d cores (r_{k-1}, s_k, r_k). ranks: the 2d-1 rank vectors as applied
+// x: (..., in) -> (..., out), no reshape of x or of the result under autograd. cores: the 2d cores (r_{k-1}, s_k, r_k). ranks: the 2d-1 rank vectors as applied
 // (already masked). bias: (out) or undefined. Differentiable in x, every core, every rank vector
 // and the bias. float32 on a CPU where thin::enabled() runs the batch GEMMs with the AVX-512
 // kernels of thin_gemm.h (r_d padded to a multiple of 16, rows split across threads) and an

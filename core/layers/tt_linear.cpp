@@ -88,16 +88,15 @@ at::Tensor TTLinearImpl::forward(const at::Tensor& x) {
 
 std::vector<at::Tensor> tt_linear_shared_input(const at::Tensor& x,
                                                const std::vector<TTLinearImpl*>& layers) {
-  std::vector<at::Tensor> out;
   for (const auto* l : layers) check_input(*l, x);
   if (std::any_of(layers.begin(), layers.end(), [](const TTLinearImpl* l) { return l->plan() != nullptr; })) {
+    std::vector<at::Tensor> out;
     for (auto* l : layers) out.push_back(l->forward(x));
     return out;
   }
   std::vector<MergedPathLayer> ops;
   for (const auto* l : layers) ops.push_back(operands(*l));
-  for (const auto& y : merged_paths(x.reshape({-1, x.size(-1)}), ops)) out.push_back(output_view(y, x));
-  return out;
+  return merged_paths(x, ops);
 }
 
 int64_t TTLinearImpl::dense_equivalent() const {
