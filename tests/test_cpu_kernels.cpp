@@ -45,18 +45,25 @@ TEST_CASE("softmax rows with a bias row match float64 softmax, every length", "[
 
 TEST_CASE("softmax-and-dropout backward rows match autograd", "[kernels]") {
   at::manual_seed(4);
+  // Rows of 37 (two whole float vectors and a tail), the gradient scaled as the scores are.
   const int64_t rows = 5, n = 37;
+  const double scale = 0.125;
   const auto scores = at::randn({rows, n}, at::kDouble).requires_grad_();
   const auto mask = (at::rand({rows, n}, at::kDouble) > 0.3).to(at::kDouble) / 0.7;
-  const auto probs = at::softmax(scores, -1);
+  const auto probs = at::softmax(scores * scale, -1);
   const auto dropped = probs * mask;
   const auto g = at::randn({rows, n}, at::kDouble);
   dropped.backward(g);
   auto got = g.clone();
   comera::cpu::softmax_dropout_backward_rows(probs.detach().data_ptr<double>(),
                                              dropped.detach().contiguous().data_ptr<double>(),
-                                             got.data_ptr<double>(), rows, n, n);
+                                             got.data_ptr<double>(), rows, n, n, scale);
   CHECK((got - scores.grad()).abs().max().item<double>() < 1e-13);
+  const auto p32 = probs.detach().to(at::kFloat), d32 = dropped.detach().to(at::kFloat);
+  auto got32 = g.to(at::kFloat);
+  comera::cpu::softmax_dropout_backward_rows(p32.data_ptr<float>(), d32.data_ptr<float>(),
+                                             got32.data_ptr<float>(), rows, n, n, static_cast<float>(scale));
+  CHECK((got32.to(at::kDouble) - scores.grad()).abs().max().item<double>() < 1e-6);
 }
 
 TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", "[kernels]") {

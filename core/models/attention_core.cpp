@@ -99,16 +99,15 @@ class PairProducts {
       }
     cpu::gemm<T>(false, true, T_, T_, dh_, 1, G, D_, V, D_, 0, W, T_);
   }
-  // dQ = s·W·K and dK = s·Wᵀ·Q (W scaled in place on the thin path).
-  void query_key_grads(T* W, const T* Q, const T* K, T s, T* dQ, T* dK) {
+  // dQ = W·K and dK = Wᵀ·Q, W the scores' gradient (the scale already in it).
+  void query_key_grads(const T* W, const T* Q, const T* K, T* dQ, T* dK) {
     if constexpr (std::is_same_v<T, float>)
       if (thin_) {
-        for (int64_t j = 0; j < T_ * T_; ++j) W[j] *= s;
         thin::a_b(W, T_, T_, T_, K, D_, dh_, dQ, D_);
         return thin::at_b(W, T_, T_, T_, Q, D_, dh_, dK, D_, false);
       }
-    cpu::gemm<T>(false, false, T_, dh_, T_, s, W, T_, K, D_, 0, dQ, D_);
-    cpu::gemm<T>(true, false, T_, dh_, T_, s, W, T_, Q, D_, 0, dK, D_);
+    cpu::gemm<T>(false, false, T_, dh_, T_, 1, W, T_, K, D_, 0, dQ, D_);
+    cpu::gemm<T>(true, false, T_, dh_, T_, 1, W, T_, Q, D_, 0, dK, D_);
   }
 
  private:
@@ -188,8 +187,8 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
           const scalar_t *pb = P + l.block(i), *db = Dp + l.block(i), *gi = G + l.head(i);
           products.value_grad(db, gi, dV + l.head(i));
           products.prob_grad(gi, V + l.head(i), w.data());
-          cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T);
-          products.query_key_grads(w.data(), Q + l.head(i), K + l.head(i), s, dQ + l.head(i),
+          cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T, s);
+          products.query_key_grads(w.data(), Q + l.head(i), K + l.head(i), dQ + l.head(i),
                                    dK + l.head(i));
         }
       });

@@ -79,25 +79,61 @@ void softmax_rows(T* s, int64_t rows, int64_t n, int64_t ld, const T* bias, int6
   for (int64_t r = 0; r < rows; ++r) softmax_row_scalar(s + r * ld, n, bias_row(r));
 }
 
+namespace {
+
 template <typename T>
-void softmax_dropout_backward_rows(const T* P, const T* D, T* g, int64_t rows, int64_t n, int64_t ld) {
-  for (int64_t r = 0; r < rows; ++r) {
-    const T *p = P + r * ld, *d = D + r * ld;
-    T* gr = g + r * ld;
-    T acc[8] = {};  // independent partial sums, so the dot product is not one long chain
-    int64_t j = 0;
-    for (; j + 8 <= n; j += 8)
-      for (int k = 0; k < 8; ++k) acc[k] += gr[j + k] * d[j + k];
-    for (; j < n; ++j) acc[0] += gr[j] * d[j];
-    T dot = 0;
-    for (const T a : acc) dot += a;
-    for (j = 0; j < n; ++j) gr[j] = d[j] * gr[j] - p[j] * dot;
+void softmax_dropout_backward_scalar(const T* p, const T* d, T* g, int64_t n, T scale) {
+  T acc[8] = {};  // independent partial sums, so the dot product is not one long chain
+  int64_t j = 0;
+  for (; j + 8 <= n; j += 8)
+    for (int k = 0; k < 8; ++k) acc[k] += g[j + k] * d[j + k];
+  for (; j < n; ++j) acc[0] += g[j] * d[j];
+  T dot = 0;
+  for (const T a : acc) dot += a;
+  for (j = 0; j < n; ++j) g[j] = scale * (d[j] * g[j] - p[j] * dot);
+}
+
+#ifdef COMERA_SOFTMAX_X86
+COMERA_AVX512F void softmax_dropout_backward_avx512(const float* p, const float* d, float* g,
+                                                    int64_t n, float scale) {
+  __m512 acc = _mm512_setzero_ps();
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = n - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1);
+    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, g + j), _mm512_maskz_loadu_ps(m, d + j), acc);
   }
+  const __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc)), s = _mm512_set1_ps(scale);
+  for (int64_t j = 0; j < n; j += 16) {
+    const __mmask16 m = n - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __m512 v = _mm512_fmsub_ps(_mm512_maskz_loadu_ps(m, d + j), _mm512_maskz_loadu_ps(m, g + j),
+                                     _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + j), dot));
+    _mm512_mask_storeu_ps(g + j, m, _mm512_mul_ps(v, s));
+  }
+}
+#endif
+
+}  // namespace
+
+template <typename T>
+void softmax_dropout_backward_rows(const T* P, const T* D, T* g, int64_t rows, int64_t n, int64_t ld,
+                                   T scale) {
+#ifdef COMERA_SOFTMAX_X86
+  if constexpr (std::is_same_v<T, float>) {
+    if (cpu_has_avx512f()) {
+      for (int64_t r = 0; r < rows; ++r)
+        softmax_dropout_backward_avx512(P + r * ld, D + r * ld, g + r * ld, n, scale);
+      return;
+    }
+  }
+#endif
+  for (int64_t r = 0; r < rows; ++r)
+    softmax_dropout_backward_scalar(P + r * ld, D + r * ld, g + r * ld, n, scale);
 }
 
 template void softmax_rows<float>(float*, int64_t, int64_t, int64_t, const float*, int64_t);
 template void softmax_rows<double>(double*, int64_t, int64_t, int64_t, const double*, int64_t);
-template void softmax_dropout_backward_rows<float>(const float*, const float*, float*, int64_t, int64_t, int64_t);
-template void softmax_dropout_backward_rows<double>(const double*, const double*, double*, int64_t, int64_t, int64_t);
+template void softmax_dropout_backward_rows<float>(const float*, const float*, float*, int64_t, int64_t,
+                                                   int64_t, float);
+template void softmax_dropout_backward_rows<double>(const double*, const double*, double*, int64_t,
+                                                    int64_t, int64_t, double);
 
 }  // namespace comera::cpu

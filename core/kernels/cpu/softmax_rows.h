@@ -14,8 +14,10 @@ template <typename T>
 void softmax_rows(T* s, int64_t rows, int64_t n, int64_t ld, const T* bias, int64_t bias_ld);
 
 // The softmax-and-dropout backward in place on a block: with P the probabilities and D the
-// dropped ones (m ⊙ P), g <- D ⊙ g - P <g, D> row by row.
+// dropped ones (m ⊙ P), g <- scale·(D ⊙ g - P <g, D>) row by row (scale: the scores' own, so
+// the gradient products need none). Float rows use AVX-512 where the CPU has it.
 template <typename T>
-void softmax_dropout_backward_rows(const T* P, const T* D, T* g, int64_t rows, int64_t n, int64_t ld);
+void softmax_dropout_backward_rows(const T* P, const T* D, T* g, int64_t rows, int64_t n, int64_t ld,
+                                   T scale);
 
 }  // namespace comera::cpu
