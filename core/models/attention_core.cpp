@@ -116,6 +116,13 @@ class PairProducts {
   std::vector<T> transposed_, scales_;
 };
 
+// D = m ⊙ P for pair i's block of probabilities P into out (its T x T block of the mask m).
+template <typename T>
+void drop(const DropoutMask& mask, const Layout& l, int64_t i, const T* P, T* out) {
+  mask.multipliers(l.block(i), l.T * l.T, out);
+  for (int64_t j = 0; j < l.T * l.T; ++j) out[j] *= P[j];
+}
+
 // The fused path: per (batch entry, head) pair, its T x T block goes through the score product,
 // bias, softmax, dropout and the context product (forward), or the probability and score
 // gradients and the three gradient products (backward), while in cache. Each product is one
@@ -132,43 +139,43 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     auto b4 = bias.to(qc.scalar_type()).expand({l.B, heads, l.T, l.T});
     if (b4.stride(3) != 1) b4 = b4.contiguous();
     auto probs = at::empty({l.B, heads, l.T, l.T}, qc.options());
-    auto dropped = p > 0 ? at::empty_like(probs) : probs;
     auto context = at::empty(qc.sizes(), qc.options());
     std::optional<DropoutMask> mask;
     if (p > 0) mask.emplace(p);
     AT_DISPATCH_FLOATING_TYPES(qc.scalar_type(), "comera_attention_forward", [&] {
       const scalar_t *Q = qc.data_ptr<scalar_t>(), *K = kc.data_ptr<scalar_t>(),
                      *V = vc.data_ptr<scalar_t>(), *bp = b4.data_ptr<scalar_t>();
-      scalar_t *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>(),
-               *C = context.data_ptr<scalar_t>();
+      scalar_t *P = probs.data_ptr<scalar_t>(), *C = context.data_ptr<scalar_t>();
       at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
         PairProducts<scalar_t> products(l);
+        std::vector<scalar_t> dropped(mask ? static_cast<size_t>(l.T * l.T) : 0);
         for (int64_t i = first; i < last; ++i) {
           scalar_t* pb = P + l.block(i);
           products.scores(Q + l.head(i), K + l.head(i), static_cast<scalar_t>(scale), pb);
           cpu::softmax_rows(pb, l.T, l.T, l.T, bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1),
                             b4.stride(2));
-          scalar_t* db = pb;
-          if (p > 0) {
-            db = Dp + l.block(i);
-            mask->multipliers(l.block(i), l.T * l.T, db);
-            for (int64_t j = 0; j < l.T * l.T; ++j) db[j] *= pb[j];
-          }
-          products.context(db, V + l.head(i), C + l.head(i));
+          if (mask) drop(*mask, l, i, pb, dropped.data());
+          products.context(mask ? dropped.data() : pb, V + l.head(i), C + l.head(i));
         }
       });
     });
     ctx->saved_data["heads"] = heads;
     ctx->saved_data["scale"] = scale;
-    ctx->save_for_backward({qc, kc, vc, probs, dropped});
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["seed"] = mask ? static_cast<int64_t>(mask->seed()) : int64_t{0};
+    ctx->save_for_backward({qc, kc, vc, probs});
     return context;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto saved = ctx->get_saved_variables();
-    const auto &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3], &dropped = saved[4];
+    const auto &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3];
     const int64_t heads = ctx->saved_data["heads"].toInt();
-    const double scale = ctx->saved_data["scale"].toDouble();
+    const double scale = ctx->saved_data["scale"].toDouble(), p = ctx->saved_data["p"].toDouble();
+    // The dropped probabilities are made again from the mask's seed rather than kept: at batch
+    // 32 they were 25 MB a layer written forward and read back.
+    std::optional<DropoutMask> mask;
+    if (p > 0) mask.emplace(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
     const Layout l = layout_of(q, heads);
     count_flops(l, 4);
     const auto g = grads[0].contiguous();
@@ -176,15 +183,18 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
     AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_backward", [&] {
       const scalar_t *Q = q.data_ptr<scalar_t>(), *K = k.data_ptr<scalar_t>(),
                      *V = v.data_ptr<scalar_t>(), *G = g.data_ptr<scalar_t>(),
-                     *P = probs.data_ptr<scalar_t>(), *Dp = dropped.data_ptr<scalar_t>();
+                     *P = probs.data_ptr<scalar_t>();
       scalar_t *dQ = dq.data_ptr<scalar_t>(), *dK = dk.data_ptr<scalar_t>(),
                *dV = dv.data_ptr<scalar_t>();
       const auto s = static_cast<scalar_t>(scale);
       at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
         PairProducts<scalar_t> products(l);
         std::vector<scalar_t> w(static_cast<size_t>(l.T * l.T));  // this pair's score gradient
+        std::vector<scalar_t> dropped(mask ? w.size() : 0);
         for (int64_t i = first; i < last; ++i) {
-          const scalar_t *pb = P + l.block(i), *db = Dp + l.block(i), *gi = G + l.head(i);
+          const scalar_t *pb = P + l.block(i), *gi = G + l.head(i);
+          if (mask) drop(*mask, l, i, pb, dropped.data());
+          const scalar_t* db = mask ? dropped.data() : pb;
           products.value_grad(db, gi, dV + l.head(i));
           products.prob_grad(gi, V + l.head(i), w.data());
           cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T, s);
