@@ -18,7 +18,7 @@ COMERA_AVX512F void adamw_step(float* p, const float* g, float* m, float* v, flo
                eps = _mm512_set1_ps(c.eps), step = _mm512_set1_ps(c.step),
                inv_bias2 = _mm512_set1_ps(c.inv_bias2);
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = n - i >= 16 ? __mmask16(0xFFFF) : __mmask16((1u << (n - i)) - 1);
+    const __mmask16 k = lanes(i, n);
     const __m512 gi = _mm512_maskz_loadu_ps(k, g + i);
     const __m512 pi = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p + i), decay);
     const __m512 mi = _mm512_add_ps(_mm512_mul_ps(b1, _mm512_maskz_loadu_ps(k, m + i)), _mm512_mul_ps(c1, gi));

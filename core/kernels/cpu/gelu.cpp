@@ -50,7 +50,7 @@ COMERA_AVX512F inline Cdf normal_cdf(__m512 x) {
 
 COMERA_AVX512F void gelu_forward(const float* x, float* y, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = lanes(i, n);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, normal_cdf(v).cdf));
   }
@@ -59,7 +59,7 @@ COMERA_AVX512F void gelu_forward(const float* x, float* y, int64_t n) {
 // dx = g·(Φ(x) + x·φ(x)).
 COMERA_AVX512F void gelu_backward(const float* x, const float* g, float* dx, int64_t n) {
   for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = n - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - i)) - 1);
+    const __mmask16 m = lanes(i, n);
     const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
     const Cdf c = normal_cdf(v);
     const __m512 slope = _mm512_fmadd_ps(v, c.pdf, c.cdf);

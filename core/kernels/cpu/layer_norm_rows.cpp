@@ -11,11 +11,6 @@ namespace comera::cpu {
 #ifdef COMERA_X86_KERNELS
 namespace {
 
-// Lanes [i, i + 16) of a row of D, masked past its end.
-COMERA_AVX512F inline __mmask16 lanes(int64_t i, int64_t D) {
-  return D - i >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (D - i)) - 1);
-}
-
 COMERA_AVX512F inline __m512 load(const float* p, int64_t i, __mmask16 k) {
   return _mm512_maskz_loadu_ps(k, p + i);
 }

@@ -98,12 +98,12 @@ COMERA_AVX512F void softmax_dropout_backward_avx512(const float* p, const float*
                                                     int64_t n, float scale) {
   __m512 acc = _mm512_setzero_ps();
   for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = n - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __mmask16 m = lanes(j, n);
     acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, g + j), _mm512_maskz_loadu_ps(m, d + j), acc);
   }
   const __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc)), s = _mm512_set1_ps(scale);
   for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = n - j >= 16 ? __mmask16(0xFFFF) : static_cast<__mmask16>((1u << (n - j)) - 1);
+    const __mmask16 m = lanes(j, n);
     const __m512 v = _mm512_fmsub_ps(_mm512_maskz_loadu_ps(m, d + j), _mm512_maskz_loadu_ps(m, g + j),
                                      _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + j), dot));
     _mm512_mask_storeu_ps(g + j, m, _mm512_mul_ps(v, s));
