@@ -1,5 +1,8 @@
 #include "search/environment.h"
 
+#include "core/util/accelerator.h"
+#include "core/util/device.h"
+
 #include "core/util/blas_kernels.h"
 #include "core/util/error.h"
 #include "core/util/process.h"
@@ -67,7 +70,10 @@ Environment current_environment(const std::string& device) {
   env.git_dirty = !git({"status", "--porcelain", "--untracked-files=no"}).empty();
   env.torch_version = TORCH_VERSION;
   // The BLAS kernels are part of the CPU's identity here: they change every dense GEMM's speed.
-  env.device = device == "cpu" ? cpu_model() + blas_suffix() : device;
+  // A GPU by its name and CUDA versions (a CPU-only build can only name what it was asked for).
+  env.device = device == "cpu" ? cpu_model() + blas_suffix()
+               : built_with_cuda() ? device_description(parse_device(device))
+                                   : device;
   env.threads = at::get_num_threads();
   std::array<char, 256> host{};
   gethostname(host.data(), host.size() - 1);

@@ -260,6 +260,12 @@ std::string Trainer::kept_checkpoint() const {
          ", the last with finite parameters) is kept";
 }
 
+void Trainer::restart_memory_peaks() {
+  reset_peak_rss();
+  tensor_memory_ = CpuMemoryMeter();
+  if (!device_.is_cpu()) device_memory_.emplace(device_);
+}
+
 EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   EpochMetrics m;
   m.epoch = state_.epoch;
@@ -296,8 +302,14 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
                       static_cast<double>(state_.steps);
     m.all_reduce_mb = static_cast<double>(parallel->gradient_bytes()) / 1e6;
   }
-  m.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - memory_baseline_)) / 1e6;
-  m.peak_tensor_mb = static_cast<double>(tensor_memory_.peak_bytes()) / 1e6;
+  if (device_memory_) {  // the GPU's caching allocator, all live tensors counted as on the CPU
+    const auto peak = device_memory_->peak();
+    m.peak_mem_mb = static_cast<double>(peak.reserved) / 1e6;
+    m.peak_tensor_mb = static_cast<double>(peak.allocated) / 1e6;
+  } else {
+    m.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - memory_baseline_)) / 1e6;
+    m.peak_tensor_mb = static_cast<double>(tensor_memory_.peak_bytes()) / 1e6;
+  }
   m.elapsed_s = elapsed_s;
   if (state_.late) {
     m.loss_target = config_.late.loss_target;
@@ -344,8 +356,7 @@ RunResult Trainer::run() {
   };
   // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
   auto generator = at::detail::getDefaultCPUGenerator();
-  reset_peak_rss();
-  tensor_memory_ = CpuMemoryMeter();
+  restart_memory_peaks();
   bool agreed_stop = false;
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
@@ -452,8 +463,7 @@ RunResult Trainer::run() {
     if (!save())
       return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
     result.epochs.push_back(std::move(metrics));
-    reset_peak_rss();
-    tensor_memory_ = CpuMemoryMeter();
+    restart_memory_peaks();
     if (parallel) all_reduce_seconds_at_epoch_ = parallel->gradient_seconds();
     if (stop) break;
   }

@@ -11,6 +11,7 @@
 #include "core/training/objective.h"
 #include "core/training/train_config.h"
 #include "core/training/training_step.h"
+#include "core/util/accelerator.h"
 #include "core/util/memory_meter.h"
 
 #include <c10/core/Device.h>
@@ -18,6 +19,7 @@
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <set>
 #include <string>
 #include <vector>
@@ -106,6 +108,7 @@ class Trainer {
   OptimizerConfig stage_rates() const;
   void truncate();
   EpochMetrics epoch_metrics(bool partial, double elapsed_s);
+  void restart_memory_peaks();
   // Writes the checkpoint unless a parameter is not finite (then false: the last finite
   // checkpoint stays).
   bool save();
@@ -128,6 +131,7 @@ class Trainer {
   double all_reduce_seconds_at_epoch_ = 0;
   int64_t memory_baseline_ = 0;
   CpuMemoryMeter tensor_memory_;  // restarted with each epoch
+  std::optional<DeviceMemoryPeak> device_memory_;  // on a GPU, restarted with each epoch
   int64_t saved_step_ = -1;  // step of the last checkpoint written (or resumed from); -1: none
   std::unique_ptr<CheckpointLock> lock_;
   std::set<std::string> lost_layers_;  // layers already named in a notice

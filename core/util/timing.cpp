@@ -1,7 +1,8 @@
 #include "core/util/timing.h"
 
+#include "core/util/accelerator.h"
+
 #include <algorithm>
-#include <chrono>
 #include <ctime>
 
 namespace comera {
@@ -19,17 +20,19 @@ double process_cpu_ms() {
   return static_cast<double>(t.tv_sec) * 1e3 + static_cast<double>(t.tv_nsec) / 1e6;
 }
 
-Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats) {
+Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats, const c10::Device& device) {
   for (int i = 0; i < warmup; ++i) fn(i);
+  synchronize(device);
+  DeviceTimer timer(device);
   repeats = std::max(1, repeats);
   std::vector<double> ms, cpu;
   ms.reserve(repeats);
   cpu.reserve(repeats);
   for (int i = 0; i < repeats; ++i) {
     const double c0 = process_cpu_ms();
-    const auto t0 = std::chrono::steady_clock::now();
+    timer.start();
     fn(warmup + i);
-    ms.push_back(std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - t0).count());
+    ms.push_back(timer.stop_ms());
     cpu.push_back(process_cpu_ms() - c0);
   }
   Timing t;

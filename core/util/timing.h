@@ -1,6 +1,8 @@
 #pragma once
 // Wall-clock and process CPU-time measurement for benchmarks and the tuner: warm-up, then the
 // median of repeats.
+#include <c10/core/Device.h>
+
 #include <functional>
 #include <vector>
 
@@ -15,8 +17,10 @@ struct Timing {
 };
 
 // Runs fn `warmup` times unmeasured, then `repeats` times measured (each at least once).
-// fn receives the repeat index so callers can rotate inputs.
-Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats);
+// fn receives the repeat index so callers can rotate inputs. On a GPU each repeat is timed
+// with the device's events (core/util/accelerator.h), so queued work counts, not its launch.
+Timing time_median(const std::function<void(int)>& fn, int warmup, int repeats,
+                   const c10::Device& device = c10::Device(c10::kCPU));
 
 double median(std::vector<double> values);
 

@@ -3,6 +3,8 @@
 #include "core/contract/merged_path.h"
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/layers/tt_linear.h"
+#include "core/util/accelerator.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 
 #include <ATen/ATen.h>
@@ -32,14 +34,14 @@ const std::vector<LayerCase>& paper_layers() {
 
 Timing time_step(const std::function<at::Tensor(const at::Tensor&)>& forward,
                  const std::vector<at::Tensor>& params, const at::Tensor& x, const at::Tensor& grad,
-                 int warmup, int repeats) {
+                 int warmup, int repeats, const c10::Device& device) {
   return time_median(
       [&](int) {
         for (auto p : params) p.mutable_grad() = at::Tensor();
         x.mutable_grad() = at::Tensor();
         forward(x).backward(grad);
       },
-      warmup, repeats);
+      warmup, repeats, device);
 }
 
 }  // namespace
@@ -50,6 +52,7 @@ nlohmann::json LayerBenchmarkRow::to_json() const {
           {"tokens", tokens},
           {"threads", threads},
           {"kernels", kernels},
+          {"device", device},
           {"dense_ms", dense.median_ms},
           {"tt_ms", tt.median_ms},
           {"dense_min_ms", dense.min_ms},
@@ -65,26 +68,31 @@ std::vector<LayerBenchmarkRow> benchmark_layers(
     const std::function<void(const LayerBenchmarkRow&)>& on_row) {
   const int64_t B = options.tokens;
   if (B < 1) throw Error("layer benchmark: tokens must be >= 1, got " + std::to_string(B));
+  const auto device = parse_device(options.device);
+  require_device(device);
   at::manual_seed(0);
   std::vector<LayerBenchmarkRow> rows;
   for (const auto& c : paper_layers()) {
     TTLinear tt(TTLinearOptions(c.in_modes, c.out_modes, c.ranks));
     const int64_t in = tt->shape().in_features(), out = tt->shape().out_features();
     torch::nn::Linear dense(torch::nn::LinearOptions(in, out));
-    auto x = at::randn({B, in}).requires_grad_();
-    auto grad = at::randn({B, out});
+    tt->to(device);
+    dense->to(device);
+    auto x = at::randn({B, in}).to(device).requires_grad_();
+    auto grad = at::randn({B, out}).to(device);
     LayerBenchmarkRow row;
     row.layer = c.name;
     row.shape = tt->shape().str();
     row.tokens = B;
     row.threads = at::get_num_threads();
-    row.kernels = thin::enabled();
+    row.kernels = thin::enabled() && device.is_cpu();
+    row.device = device_description(device);
     row.dense = time_step([&](const at::Tensor& v) { return dense->forward(v); },
-                          dense->parameters(), x, grad, options.warmup, options.repeats);
+                          dense->parameters(), x, grad, options.warmup, options.repeats, device);
     row.tt = time_step([&](const at::Tensor& v) { return tt->forward(v); }, tt->parameters(), x,
-                       grad, options.warmup, options.repeats);
+                       grad, options.warmup, options.repeats, device);
     row.dense_macs = 3 * B * in * out;
-    row.tt_macs = merged_path_macs(tt->chain().core_sizes(), tt->shape().ranks(), B, thin::enabled());
+    row.tt_macs = merged_path_macs(tt->chain().core_sizes(), tt->shape().ranks(), B, row.kernels);
     if (on_row) on_row(row);
     rows.push_back(std::move(row));
   }

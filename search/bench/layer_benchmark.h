@@ -16,6 +16,7 @@ namespace comera {
 struct LayerBenchmarkOptions {
   int64_t tokens = 4096;  // rows of X
   int warmup = 3, repeats = 15;
+  std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
 };
 
 struct LayerBenchmarkRow {
@@ -24,6 +25,7 @@ struct LayerBenchmarkRow {
   int64_t tokens = 0;
   int threads = 0;
   bool kernels = false;  // the TT layer's AVX-512 thin-GEMM kernels were on
+  std::string device;    // device_description() of where it ran
   Timing dense, tt;
   // Multiply-adds of forward+backward: dense 3·B·in·out; TT what the merged path does.
   int64_t dense_macs = 0, tt_macs = 0;

@@ -6,6 +6,7 @@
 #include "core/training/objective.h"
 #include "core/training/optimizer.h"
 #include "core/training/training_step.h"
+#include "core/util/accelerator.h"
 #include "core/util/device.h"
 #include "core/util/memory.h"
 #include "core/util/memory_meter.h"
@@ -29,7 +30,8 @@ nlohmann::json StepBenchmarkResult::to_json() const {
   nlohmann::json j{{"median_ms", timing.median_ms}, {"min_ms", timing.min_ms}, {"max_ms", timing.max_ms},
           {"cpu_median_ms", timing.cpu_median_ms}, {"repeats", timing.repeats}, {"peak_mem_mb", peak_mem_mb},
           {"peak_tensor_mb", peak_tensor_mb}, {"params", params},
-          {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()}};
+          {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()},
+          {"device_description", device}};
   if (ranks > 1)
     j.update({{"ranks", ranks}, {"all_reduce_ms", all_reduce_ms}, {"all_reduce_bytes", all_reduce_bytes}});
   if (profile) j["profile"] = profile->to_json();
@@ -43,6 +45,8 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
   CpuMemoryMeter tensors;
   const int64_t baseline = idle_rss_bytes();
   reset_peak_rss();
+  std::optional<DeviceMemoryPeak> device_memory;  // the GPU's caching allocator, before the model
+  if (!device.is_cpu()) device_memory.emplace(device);
   at::manual_seed(o.seed);
   StepBenchmarkResult result;
   {
@@ -71,7 +75,7 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
       training_step(*task, *optimizer, objective, training.clip_grad_norm, batch, o.parallel);
       if (o.parallel) all_reduce_s.push_back(o.parallel->gradient_seconds() - before);
     };
-    result.timing = time_median([&](int) { step(); }, o.warmup, o.repeats);
+    result.timing = time_median([&](int) { step(); }, o.warmup, o.repeats, device);
     if (o.parallel) {
       std::vector<double> measured(all_reduce_s.end() - o.repeats, all_reduce_s.end());
       std::sort(measured.begin(), measured.end());
@@ -83,8 +87,15 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
     result.params = size.total_params;
     result.dense_params = size.dense_model_params;
     result.tokens = o.batch * o.length;
-    result.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - baseline)) / 1e6;
-    result.peak_tensor_mb = static_cast<double>(tensors.peak_extra_bytes()) / 1e6;
+    result.device = device_description(device);
+    if (device_memory) {
+      const auto peak = device_memory->peak(), start = device_memory->at_start();
+      result.peak_mem_mb = static_cast<double>(peak.reserved - start.reserved) / 1e6;
+      result.peak_tensor_mb = static_cast<double>(peak.allocated - start.allocated) / 1e6;
+    } else {
+      result.peak_mem_mb = static_cast<double>(std::max<int64_t>(0, peak_rss_bytes() - baseline)) / 1e6;
+      result.peak_tensor_mb = static_cast<double>(tensors.peak_extra_bytes()) / 1e6;
+    }
     if (o.profile) {  // after the peaks: the GEMM's matrices are no part of the step
       result.profile = profile_steps(step, o.repeats);
       result.profile->gemm_gflops = measure_gemm_gflops();

@@ -12,6 +12,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 
 namespace comera {
 
@@ -29,8 +30,12 @@ struct StepBenchmarkOptions {
 
 struct StepBenchmarkResult {
   Timing timing;
-  double peak_mem_mb = 0;     // peak RSS above the RSS before the model was built
-  double peak_tensor_mb = 0;  // peak bytes of live LibTorch CPU tensors above the same point
+  // On the CPU: peak RSS, and peak bytes of live LibTorch CPU tensors, above what they were
+  // before the model was built. On a GPU: the caching allocator's peaks of memory reserved and
+  // of tensors allocated (max_memory_reserved, max_memory_allocated) above the same point.
+  double peak_mem_mb = 0;
+  double peak_tensor_mb = 0;
+  std::string device;  // device_description(): "cpu", or the GPU's name and CUDA versions
   int64_t params = 0, dense_params = 0;
   int64_t tokens = 0;      // per step
   std::optional<StepProfile> profile;

@@ -3,6 +3,7 @@
 #include "search/bench/forward_backward.h"
 
 #include "core/layers/ttm_embedding.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
 
@@ -52,6 +53,7 @@ struct TtmBenchmark::Impl {
   TtmBenchmarkOptions options;
   TTMEmbedding ttm{nullptr};
   torch::nn::Embedding dense{nullptr};
+  c10::Device device{c10::kCPU};
   std::vector<Method> methods;
 };
 
@@ -62,6 +64,10 @@ TtmBenchmark::TtmBenchmark(const TtmBenchmarkOptions& options) : impl_(std::make
   at::manual_seed(options.seed);
   m.ttm = TTMEmbedding(TTMEmbeddingOptions(kVocab, {16, 20, 10, 10}, {4, 4, 8, 6}, {1, 32, 32, 32, 1}));
   m.dense = torch::nn::Embedding(kVocab, m.ttm->shape().dim());
+  m.device = parse_device(options.device);
+  require_device(m.device);
+  m.ttm->to(m.device);
+  m.dense->to(m.device);
   TTMEmbeddingImpl* ttm = m.ttm.get();
   torch::nn::EmbeddingImpl* dense = m.dense.get();
   m.methods = {{"optimised, dedup", ttm,
@@ -97,9 +103,10 @@ TtmBatchResult TtmBenchmark::run(int64_t n, const std::function<void(const std::
   Impl& m = *impl_;
   TtmBatchResult batch;
   batch.ids = n;
-  const at::Tensor ids = zipf_ids(n, m.options.zipf, m.options.seed);
-  batch.distinct_ids = std::get<0>(at::_unique2(ids)).numel();
-  const at::Tensor grad = at::randn({n, dim()});
+  const at::Tensor host_ids = zipf_ids(n, m.options.zipf, m.options.seed);
+  batch.distinct_ids = std::get<0>(at::_unique2(host_ids)).numel();
+  const at::Tensor ids = host_ids.to(m.device);
+  const at::Tensor grad = at::randn({n, dim()}).to(m.device);
   {
     at::NoGradGuard no_grad;
     batch.max_abs_diff = (m.ttm->forward(ids) - m.ttm->forward_naive(ids)).abs().max().item<double>();
@@ -107,7 +114,7 @@ TtmBatchResult TtmBenchmark::run(int64_t n, const std::function<void(const std::
   for (const auto& method : m.methods) {
     if (on_method) on_method(method.name);
     const auto measured = measure_forward_backward({method.module}, [&] { return method.forward(ids); }, grad,
-                                                   m.options.warmup, m.options.repeats);
+                                                   m.options.warmup, m.options.repeats, m.device);
     TtmMethodResult r;
     r.method = method.name;
     r.time = measured.time;

@@ -20,6 +20,7 @@ struct TtmBenchmarkOptions {
   double zipf = 1.0;       // ids ~ Zipf(s) over the vocabulary, frequency ranks shuffled over ids
   uint64_t seed = 1;       // for the ids and the parameters
   bool cpu_clock = false;  // the speed ratios from process CPU time, not wall time
+  std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
 };
 
 struct TtmMethodResult {

@@ -25,7 +25,9 @@ int run(int argc, char** argv) {
       cxxopts::value<int>()->default_value("15"))(
       "warmup", "Unmeasured runs first", cxxopts::value<int>()->default_value("3"))(
       "kernels", "Fast CPU kernels, AVX-512 thin GEMMs included (off: composite ATen path)",
-      cxxopts::value<bool>()->default_value("true"))("json", "Machine-readable output");
+      cxxopts::value<bool>()->default_value("true"))(
+      "device", "Where to compute: cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
+      "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
@@ -33,18 +35,20 @@ int run(int argc, char** argv) {
   o.tokens = r["tokens"].as<int64_t>();
   o.repeats = r["repeats"].as<int>();
   o.warmup = r["warmup"].as<int>();
+  o.device = r["device"].as<std::string>();
   const bool json = r.count("json") > 0;
   set_fast_kernels(r["kernels"].as<bool>());
   std::ostream& log = json ? std::cerr : std::cout;
-  log << "bench layer: " << o.tokens << " tokens, " << at::get_num_threads() << " threads, median of "
-      << o.repeats << " (after " << o.warmup << " warm-up), TT batch GEMMs: "
-      << (thin::enabled() ? "AVX-512 kernels" : "composite ATen path") << ", dense GEMMs: "
-      << blas_kernels().describe() << "\n";
+  const bool cpu = o.device == "cpu";
+  log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()
+      << " threads, median of " << o.repeats << " (after " << o.warmup << " warm-up), TT batch GEMMs: "
+      << (thin::enabled() && cpu ? "AVX-512 kernels" : "composite ATen path") << ", dense GEMMs: "
+      << (cpu ? blas_kernels().describe() : "the device's (cuBLAS)") << "\n";
 
   nlohmann::json rows = nlohmann::json::array();
   benchmark_layers(o, [&](const LayerBenchmarkRow& row) {
     rows.push_back(row.to_json());
-    rows.back()["blas"] = blas_kernels().describe();
+    rows.back()["blas"] = cpu ? blas_kernels().describe() : "cuBLAS";
     char line[320];
     std::snprintf(line, sizeof line,
                   "%-18s %-36s dense %7.2f ms (min %7.2f)  tt %6.2f ms (min %6.2f)  speedup "

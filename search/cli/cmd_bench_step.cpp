@@ -185,7 +185,7 @@ int run(int argc, char** argv) {
   std::printf("%s %s batch %lld seq %lld (%s): median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
               "%.0f tokens/s, peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
               e.name.c_str(), build.c_str(), static_cast<long long>(o.batch),
-              static_cast<long long>(o.length), j["blas"].get<std::string>().c_str(), result.timing.median_ms, result.timing.min_ms,
+              static_cast<long long>(o.length), (result.device == "cpu" ? j["blas"].get<std::string>() : result.device).c_str(), result.timing.median_ms, result.timing.min_ms,
               result.timing.max_ms, result.timing.cpu_median_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));
   if (result.profile) print_profile(e.name + " " + build + " batch " + std::to_string(o.batch), j["profile"]);

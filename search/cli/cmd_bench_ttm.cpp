@@ -52,6 +52,8 @@ int run(int argc, char** argv) {
       "clock", "Time the speed ratios use: wall, or cpu (process CPU time; steadier on a shared "
                "machine with --threads 1)",
       cxxopts::value<std::string>()->default_value("wall"))(
+      "device", "Where to compute: cpu, cuda or cuda:N (memory: the GPU's caching allocator)",
+      cxxopts::value<std::string>()->default_value("cpu"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -62,6 +64,7 @@ int run(int argc, char** argv) {
   o.warmup = r["warmup"].as<int>();
   o.zipf = r["zipf"].as<double>();
   o.seed = r["seed"].as<uint64_t>();
+  o.device = r["device"].as<std::string>();
   const bool json = r.count("json") > 0;
   if (o.repeats < 1) throw Error("--repeats must be >= 1");
   const std::string clock = r["clock"].as<std::string>();

@@ -1,5 +1,6 @@
 // `comera sweep SPEC`: runs a sweep's trials into a results database (resumable, shardable, safe
 // with several processes on one database), then prints the study's Pareto front.
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "core/util/output_file.h"
@@ -70,6 +71,8 @@ int run(int argc, char** argv) {
       "no-front", "Do not print the Pareto front at the end")(
       "dry-run", "List this shard's trials and exit")(
       "quiet", "No per-step progress line")(
+      "device", "Where every trial computes: cpu, cuda or cuda:N (default: each trial's training.device)",
+      cxxopts::value<std::string>())(
       "json", "With --dry-run: the trial configs as JSON");
   options.parse_positional({"spec"});
   options.positional_help("SPEC");
@@ -94,6 +97,11 @@ int run(int argc, char** argv) {
   so.max_trials = r["max-trials"].as<int64_t>();
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
+  if (r.count("device")) {
+    const auto device = parse_device(r["device"].as<std::string>());
+    require_device(device);
+    so.device = device.str();
+  }
   so.on_message = so.trials.on_message;
   so.trials.stop = &stop_on_signals();
   const auto report = sweep::run_sweep(spec, so);

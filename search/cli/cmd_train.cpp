@@ -259,7 +259,7 @@ int run(int argc, char** argv) {
                     linked->state != store::TrialState::Failed &&
                     linked->state != store::TrialState::Killed)) {
       const auto trial = store::start_run(*db, trial_config(e.to_json(), e.training.seed), worker,
-                                          current_environment());
+                                          current_environment(e.training.device));
       link = TrialLink{std::filesystem::absolute(db->path()).string(), trial.id};
       write_link(checkpoint, *link);
     } else if (linked->state != store::TrialState::Running) {

@@ -67,7 +67,9 @@ int run(int argc, char** argv) {
       "rank", "Uniform interior rank, when --ranks is not given",
       cxxopts::value<int64_t>()->default_value("30"))(
       "tokens", "Token counts B (batch x sequence)", cxxopts::value<std::string>()->default_value("4096"))(
-      "retune", "Measure again even where a choice is stored")("json", "Machine-readable output");
+      "retune", "Measure again even where a choice is stored")(
+      "device", "Where to measure: cpu, cuda or cuda:N (choices are stored per device)",
+      cxxopts::value<std::string>()->default_value("cpu"))("json", "Machine-readable output");
   add_db_option(options);
   add_tuner_flags(options);
   auto parsed = parse(options, argc, argv);
@@ -75,11 +77,12 @@ int run(int argc, char** argv) {
   const auto& r = *parsed;
   auto topts = tuner_options(r);
   topts.reuse_stored = !r.count("retune");
+  topts.measure.device = r["device"].as<std::string>();
   const auto dtype = dtype_option(r);
   const auto list = cases(r);
 
   auto db = store::ResultsDb::open(db_path(r));
-  const Environment env = current_environment();
+  const Environment env = current_environment(topts.measure.device);
   tuner::Tuner tuner(topts, &db, env);
   tuner.set_progress([](const std::string& what) { std::cerr << "  " << what << std::endl; });
   std::cerr << "tune: " << env.fingerprint() << ", database " << db.path() << "\n";

@@ -64,7 +64,8 @@ void RecordedRun::plan_layers() {
   if (!tuner_) {
     tuner::TunerOptions o;
     o.measure_missing = policy == "tuned";
-    tuner_ = std::make_unique<tuner::Tuner>(o, db_, current_environment());
+    o.measure.device = experiment_.training.device;
+    tuner_ = std::make_unique<tuner::Tuner>(o, db_, current_environment(experiment_.training.device));
     if (options_.on_message)
       tuner_->set_progress([say = options_.on_message](const std::string& what) { say("  " + what); });
   }

@@ -121,8 +121,8 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   if (options.retry_failed) report.retried = static_cast<size_t>(store::requeue_failed(db, study.id));
 
   const std::string worker = store::default_worker_id();
-  const Environment env = current_environment();
-  TrialRunner runner(options.trials);
+  const Environment env = current_environment(options.device.empty() ? "cpu" : options.device);
+  TrialRunner runner(options.trials, options.device);
   const std::set<int64_t> id_set(ids.begin(), ids.end());
   auto queued = [&] {
     size_t n = 0;

@@ -23,6 +23,7 @@ struct SweepOptions {
   double stale_after_s = 300;
   int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
   TrialReporting trials;         // how trials report (data loaded, progress, epochs, failures)
+  std::string device;            // where every trial computes ("cuda"); "": each its training.device
   // The sweep's own messages, one line each (trials starting and ending, requeued and stale
   // trials); the CLI prints them. Unset: none.
   std::function<void(const std::string&)> on_message;

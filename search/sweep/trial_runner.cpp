@@ -104,7 +104,8 @@ store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& tri
   const std::string name = "trial " + std::to_string(trial.number);
   bool started = false;  // from then on the run records its own end
   try {
-    const auto e = parse_experiment(trial.config.at("experiment"));
+    auto e = parse_experiment(trial.config.at("experiment"));
+    if (!device_.empty()) e.training.device = device_;
     if (trial.config.contains("step")) {
       message(measure_step(db, trial, worker, e));
       return store::TrialState::Complete;

@@ -31,7 +31,9 @@ struct TrialReporting {
 
 class TrialRunner {
  public:
-  explicit TrialRunner(TrialReporting reporting) : reporting_(std::move(reporting)) {}
+  // `device`, when given, is where every trial computes, in place of its training.device.
+  explicit TrialRunner(TrialReporting reporting, std::string device = "")
+      : reporting_(std::move(reporting)), device_(std::move(device)) {}
 
   // Trains trial.config["experiment"] (or times its single steps, when the config has "step")
   // and finishes the trial in the database: complete,
@@ -49,6 +51,7 @@ class TrialRunner {
   void message(const std::string& text) const;
 
   TrialReporting reporting_;
+  std::string device_;
   std::map<std::string, TaskData> data_;  // by the data section's JSON
 };
 

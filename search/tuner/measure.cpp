@@ -1,6 +1,8 @@
 #include "search/tuner/measure.h"
 
 #include "core/layers/tt_linear.h"
+#include "core/util/accelerator.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/timing.h"
 
@@ -61,14 +63,19 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
   const int64_t in = shape.in_features(), out = shape.out_features();
   TTLinear layer(TTLinearOptions(shape.in_modes(), shape.out_modes(), shape.ranks()));
   torch::nn::Linear dense(in, out);
-  layer->to(dtype);
-  dense->to(dtype);
+  const auto device = parse_device(options.device, "tuner device");
+  require_device(device);
+  if (!device.is_cpu() && options.clock == Clock::Cpu)
+    throw Error("clock cpu: process CPU time does not see a GPU's work (use the wall clock with " +
+                device.str() + ")");
+  layer->to(device, dtype);
+  dense->to(device, dtype);
   auto gen = at::make_generator<at::CPUGeneratorImpl>(options.seed);
   const auto opts = at::TensorOptions().dtype(dtype);
   std::vector<at::Tensor> xs, dys;
   for (int i = 0; i < std::max(1, options.rotate); ++i) {
-    xs.push_back(at::randn({tokens, in}, gen, opts).requires_grad_());
-    dys.push_back(at::randn({tokens, out}, gen, opts));
+    xs.push_back(at::randn({tokens, in}, gen, opts).to(device).requires_grad_());
+    dys.push_back(at::randn({tokens, out}, gen, opts).to(device));
   }
 
   auto run = [&](const Candidate& c, int i) {
@@ -77,7 +84,10 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
     for (auto& p : m.parameters()) p.mutable_grad() = at::Tensor();
     x.mutable_grad() = at::Tensor();
     if (!c.reference) layer->set_plan(c.plan);
-    const auto now = options.clock == Clock::Wall ? wall_ms : process_cpu_ms;
+    // On a GPU the wall clock reads after the device has caught up (queued work counts).
+    const std::function<double()> now =
+        options.clock == Clock::Wall ? std::function<double()>([&device] { synchronize(device); return wall_ms(); })
+                                     : std::function<double()>(process_cpu_ms);
     const double t0 = now();
     at::Tensor y = c.reference ? dense->forward(x) : layer->forward(x);
     const double f = now() - t0;

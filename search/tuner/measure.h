@@ -30,6 +30,7 @@ struct MeasureOptions {
   int rotate = 3;           // distinct input sets, used in turn
   double max_peak = 2e8;    // candidates whose model peak exceeds this many elements are not run
   uint64_t seed = 0;
+  std::string device = "cpu";  // where the layers run: "cpu", "cuda", "cuda:N"
 };
 
 struct Measurement {
