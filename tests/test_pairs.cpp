@@ -3,6 +3,7 @@
 #include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/util/error.h"
+#include "core/util/remove_tree.h"
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 
@@ -71,7 +72,7 @@ struct Built {
   std::string dir;
   DocstringPairSummary summary;
   std::map<std::string, std::vector<PairExample>> splits;
-  ~Built() { fs::remove_all(dir); }
+  ~Built() { remove_tree(dir); }
 };
 
 Built build(uint64_t seed, const std::string& tag, int64_t train_negatives = 1) {

@@ -161,7 +161,7 @@ void Checkpoint::restore_rng() const {
   archive_->read("rng", state);
   auto gen = at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state);
+  gen.set_state(state.to(at::kCPU));  // read onto the run's device, which may be a GPU
 }
 
 }  // namespace comera

@@ -5,6 +5,7 @@
 #include <chrono>
 
 #ifdef COMERA_WITH_CUDA
+#include <ATen/ATen.h>
 #include <c10/cuda/CUDACachingAllocator.h>
 #include <c10/cuda/CUDAFunctions.h>
 #include <c10/cuda/CUDAStream.h>
@@ -106,6 +107,9 @@ DeviceMemoryPeak::DeviceMemoryPeak(const c10::Device& device) : device_(device) 
   if (device.is_cpu())
     throw Error("DeviceMemoryPeak: the CPU has no caching allocator (use CpuMemoryMeter)");
 #ifdef COMERA_WITH_CUDA
+  // The caching allocator has no statistics ("Invalid device argument") before the device's
+  // first tensor: make one, so a measurement may start before the model is on the device.
+  at::empty({1}, at::TensorOptions().device(device));
   synchronize(device);
   c10::cuda::CUDACachingAllocator::resetPeakStats(index_of(device));
   start_ = peak();

@@ -82,8 +82,10 @@ int run(int argc, char** argv) {
       << "time: forward+backward, median of " << o.repeats << " after " << o.warmup << " warm-up, "
       << at::get_num_threads() << " threads; wall and cpu (process CPU time, all threads); "
       << "ratios from " << clock << " time\n"
-      << "memory: CPU tensor bytes through LibTorch's allocator above the step's start: held after "
-         "forward (output + saved for backward) and peak during forward+backward\n\n";
+      << "memory: " << (o.device == "cpu" ? "CPU tensor bytes through LibTorch's allocator"
+                                          : "tensor bytes in the GPU's caching allocator (" + o.device + ")")
+      << " above the step's start: held after forward (output + saved for backward) and peak "
+         "during forward+backward\n\n";
   if (!json) {
     std::cout << "     ids  distinct  method                 median ms    cpu ms  naive/this  "
                  "dense/this   held MB   peak MB  naive/this peak\n";

@@ -1,5 +1,7 @@
 #pragma once
 // A fresh folder under the system temp dir, removed with everything in it at scope exit.
+#include "core/util/remove_tree.h"
+
 #include <cstdlib>
 #include <filesystem>
 #include <stdexcept>
@@ -14,10 +16,7 @@ class TempDir {
     if (!mkdtemp(pattern.data())) throw std::runtime_error("mkdtemp failed for " + pattern);
     path_ = pattern;
   }
-  ~TempDir() {
-    std::error_code ignored;
-    std::filesystem::remove_all(path_, ignored);
-  }
+  ~TempDir() { remove_tree(path_.string()); }
   TempDir(const TempDir&) = delete;
   TempDir& operator=(const TempDir&) = delete;
 
