@@ -1,12 +1,12 @@
 #include "search/environment.h"
 
+#include "comera_build_stamp.h"
+
 #include "core/util/accelerator.h"
 #include "core/util/device.h"
 
 #include "core/util/blas_kernels.h"
 #include "core/util/error.h"
-#include "core/util/process.h"
-#include "core/util/source_dir.h"
 
 #include <ATen/Parallel.h>
 #include <torch/version.h>
@@ -15,26 +15,10 @@
 
 #include <array>
 #include <fstream>
-#include <vector>
 
 namespace comera {
 
 namespace {
-
-// A git query on the source tree, its output without the trailing newline; "" when git is
-// missing or fails (not a checkout).
-std::string git(const std::vector<std::string>& args) {
-  std::vector<std::string> argv{"git", "-C", comera::source_dir()};
-  argv.insert(argv.end(), args.begin(), args.end());
-  try {
-    auto r = run_process(argv, "git", ErrorOutput::Discard);
-    if (r.status != 0) return "";
-    while (!r.output.empty() && (r.output.back() == '\n' || r.output.back() == ' ')) r.output.pop_back();
-    return r.output;
-  } catch (const Error&) {
-    return "";
-  }
-}
 
 std::string cpu_model() {
   std::ifstream in("/proc/cpuinfo");
@@ -65,9 +49,9 @@ nlohmann::json Environment::to_json() const {
 
 Environment current_environment(const std::string& device) {
   Environment env;
-  env.git_commit = git({"rev-parse", "HEAD"});
-  if (env.git_commit.empty()) env.git_commit = "unknown";
-  env.git_dirty = !git({"status", "--porcelain", "--untracked-files=no"}).empty();
+  // Stamped when the binary was built (cmake/stamp_commit.cmake): what ran, wherever it runs.
+  env.git_commit = COMERA_BUILD_COMMIT;
+  env.git_dirty = COMERA_BUILD_DIRTY != 0;
   env.torch_version = TORCH_VERSION;
   // The BLAS kernels are part of the CPU's identity here: they change every dense GEMM's speed.
   // A GPU by its name and CUDA versions (a CPU-only build can only name what it was asked for).

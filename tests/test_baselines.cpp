@@ -478,10 +478,6 @@ TEST_CASE("a sweep over methods trains each one and records it like any trial", 
 
 TEST_CASE("comera bench methods: every method at every batch, one table, refuses unknown ones",
           "[baselines][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string config = dir.file("tiny.json");
   std::ofstream(config) << nlohmann::json{

@@ -7,10 +7,6 @@
 using Catch::Matchers::Contains;
 
 TEST_CASE("--threads: negative is an error, above the cores is capped with a note", "[cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   const std::string shapes = "shapes --in 768 --out 3072 --count 1 --threads ";
   auto r = comera::testing::run_cli(shapes + "-4");
   INFO(r.output);

@@ -32,10 +32,6 @@ TEST_CASE("comma lists: errors name the flag and the bad item", "[comma_list]") 
 }
 
 TEST_CASE("list flags of the CLI read through the one parser", "[comma_list][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   auto r = comera::testing::run_cli("bench ttm --ids 4096,4k");
   CHECK(r.status != 0);
   CHECK_THAT(r.output, Contains("--ids: '4k' in '4096,4k' is not a whole number"));

@@ -66,13 +66,13 @@ TEST_CASE("softmax-and-dropout backward rows match autograd", "[kernels]") {
   CHECK((got32.to(at::kDouble) - scores.grad()).abs().max().item<double>() < 1e-6);
 }
 
-TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", "[kernels]") {
+TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", "[kernels][avx512]") {
   at::manual_seed(6);
   // Every tail length, the far tails (x = ±12), zero and a normal spread.
   auto x = at::cat({at::randn({1037}, at::kDouble) * 3, at::linspace(-12, 12, 97, at::kDouble),
                     at::zeros({1}, at::kDouble)})
                .to(at::kFloat);
-  if (!comera::cpu::fast_gelu_available(x)) return;  // no AVX-512 here: at::gelu runs instead
+  REQUIRE(comera::cpu::fast_gelu_available(x));
   for (const int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, x.numel()}) {
     INFO("n " << n);
     const auto xf = x.narrow(0, 0, n).clone().requires_grad_();
@@ -89,8 +89,8 @@ TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", 
   }
 }
 
-TEST_CASE("tiled transpose equals ATen's, with row scales, zero padding and every tail", "[kernels]") {
-  if (!comera::cpu::cpu_has_avx512f()) return;  // an AVX-512 kernel, like the thin GEMMs it serves
+TEST_CASE("tiled transpose equals ATen's, with row scales, zero padding and every tail", "[kernels][avx512]") {
+  REQUIRE(comera::cpu::cpu_has_avx512f());  // an AVX-512 kernel, like the thin GEMMs it serves
   at::manual_seed(5);
   for (const int64_t rows : {1, 15, 16, 17, 30, 33})
     for (const int64_t cols : {1, 7, 16, 31, 48})

@@ -9,7 +9,7 @@
 #include "core/layers/ttm_embedding_bag.h"
 #include "core/layers/size.h"
 #include "core/models/attention_core.h"
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 #include "core/models/self_attention.h"
 #include "core/training/objective.h"
 #include "core/training/optimizer.h"

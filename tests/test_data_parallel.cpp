@@ -78,8 +78,8 @@ TEST_CASE("the shards of a batch are the batch, in order, split as evenly as can
   CHECK(Shard{}.range(5) == std::make_pair<int64_t, int64_t>(0, 5));
 }
 
-TEST_CASE("gradient buckets sum weighted gradients and follow shape changes", "[data_parallel]") {
-  if (!collectives_available()) return;
+TEST_CASE("gradient buckets sum weighted gradients and follow shape changes", "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
   World world;
   world.master_port = free_local_port();
   Collective one(world, std::chrono::seconds(20));
@@ -170,8 +170,8 @@ std::map<std::string, at::Tensor> parameters_of(const std::string& checkpoint, c
 }  // namespace
 
 TEST_CASE("2 ranks with half batches train as 1 rank with whole ones, through truncation and a resume",
-          "[data_parallel]") {
-  if (testing::cli_path().empty() || !collectives_available()) return;
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
   testing::TempDir dir;
   write_pairs(dir.file(""), 48, 16);
   const auto config = dir.file("dp.json");
@@ -224,8 +224,8 @@ TEST_CASE("2 ranks with half batches train as 1 rank with whole ones, through tr
 }
 
 TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoint to resume from",
-          "[data_parallel]") {
-  if (testing::cli_path().empty() || !collectives_available()) return;
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
   testing::TempDir dir;
   write_pairs(dir.file(""), 400, 16);
   const auto config = dir.file("dp.json");
@@ -277,8 +277,8 @@ TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoin
 }
 
 TEST_CASE("a sweep trial that asks for 2 ranks launches them and records like any trial",
-          "[data_parallel]") {
-  if (testing::cli_path().empty() || !collectives_available()) return;
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
   testing::TempDir dir;
   write_pairs(dir.file(""), 48, 16);
   const auto spec = dir.file("spec.json");
@@ -322,8 +322,8 @@ TEST_CASE("a ring all-reduce's bytes project to link times by hand", "[data_para
   CHECK(projected_step_seconds(0.5, 125'000'000, 2, 1) == Approx(1.5));
 }
 
-TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[data_parallel]") {
-  if (testing::cli_path().empty() || !collectives_available()) return;
+TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
   testing::TempDir dir;
   const auto config = dir.file("dp.json");
   std::ofstream(config) << experiment(dir.file(""), 3, 0).dump();
@@ -347,8 +347,8 @@ TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[d
   CHECK(j.at("projections").size() == 3);
 }
 
-TEST_CASE("data-parallel training refuses sparse gradients before any work", "[data_parallel]") {
-  if (!collectives_available()) return;
+TEST_CASE("data-parallel training refuses sparse gradients before any work", "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
   World world;
   world.master_port = free_local_port();
   DataParallel one(world, std::chrono::seconds(20));

@@ -149,10 +149,6 @@ TEST_CASE("an exported model loads back and computes what the checkpoint compute
 
 TEST_CASE("comera export-model writes the file and refuses to overwrite its input",
           "[model_export][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   comera::testing::TempDir dir;
   const auto checkpoint = make_checkpoint(dir.file("run.pt"), parse_model_spec(tiny_model_json()));
   const auto r = comera::testing::run_cli("export-model " + checkpoint + " -o " + dir.file("m.pt") +

@@ -8,7 +8,7 @@
 #include "core/layers/ttm_embedding.h"
 #include "core/models/attention_core.h"
 #include "core/models/dropout.h"
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 #include "core/models/residual_norm.h"
 #include "core/models/transformer.h"
 #include "core/training/experiment.h"

@@ -35,17 +35,10 @@ void make_results(const std::string& path) {
   }
 }
 
-bool have_cli() {
-  if (!comera::testing::cli_path().empty()) return true;
-  WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-  return false;
-}
-
 }  // namespace
 
 TEST_CASE("export, pareto --plot: the database read is never the output, by any name",
           "[cli][output]") {
-  if (!have_cli()) return;
   TempDir dir;
   const std::string db = dir.file("r.db");
   make_results(db);
@@ -83,7 +76,6 @@ TEST_CASE("export, pareto --plot: the database read is never the output, by any 
 
 TEST_CASE("export -o replaces an older output whole and leaves no temporary file",
           "[cli][output]") {
-  if (!have_cli()) return;
   TempDir dir;
   const std::string db = dir.file("r.db");
   make_results(db);

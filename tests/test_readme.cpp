@@ -45,10 +45,6 @@ std::string replace_all(std::string text, const std::string& from, const std::st
 }  // namespace
 
 TEST_CASE("the README's first steps run against a quickstart database", "[readme][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   const auto commands = first_steps();
   REQUIRE(commands.size() >= 8);
 

@@ -632,10 +632,6 @@ TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[
 }
 
 TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string path = dir.file("cli.db");
   int64_t id = 0;
@@ -774,10 +770,6 @@ TEST_CASE("worker ids: host, pid and start time; older and foreign forms", "[sto
 
 TEST_CASE("--db on a named pipe or /dev/null is refused at once, nothing created beside it",
           "[store][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string pipe = dir.file("pipe");
   REQUIRE(mkfifo(pipe.c_str(), 0600) == 0);
@@ -802,10 +794,6 @@ TEST_CASE("--db on a named pipe or /dev/null is refused at once, nothing created
 TEST_CASE("read-only databases and folders: reading commands work, writing ones name the file "
           "and the fix before any work",
           "[store][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string folder = dir.file("shelf");
   const std::string path = folder + "/r.db";

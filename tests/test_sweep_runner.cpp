@@ -306,10 +306,6 @@ int interrupt_mid_trial(const TempDir& dir, const std::string& spec, const std::
 
 TEST_CASE("comera sweep killed mid-trial resumes from its checkpoint: nothing lost, nothing twice",
           "[sweep][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const int epochs = 30;
   const std::string spec = write_spec(dir, tiny_sweep(epochs));
@@ -352,10 +348,6 @@ TEST_CASE("comera sweep killed mid-trial resumes from its checkpoint: nothing lo
 
 TEST_CASE("two comera sweep processes on one database run every trial exactly once",
           "[sweep][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string spec = write_spec(dir, tiny_sweep(4, {0.8, 0.5, 0.3, 0.2}));
   const std::string db = dir.file("c.db");
@@ -378,10 +370,6 @@ TEST_CASE("two comera sweep processes on one database run every trial exactly on
 
 TEST_CASE("shards: deterministic, disjoint and complete, merged back into one study",
           "[sweep][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string spec = write_spec(dir, tiny_sweep(1, {0.8, 0.5, 0.3, 0.2}));
   auto listing = [&](const std::string& shard) {
@@ -551,10 +539,6 @@ TEST_CASE("a study made with an unknown objective by older code takes the spec's
 TEST_CASE("comera sweep refuses a plot over its database and a read-only database before any "
           "trial",
           "[sweep][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string spec = write_spec(dir, tiny_sweep(1));
   const std::string db = dir.file("r.db");
@@ -584,10 +568,6 @@ TEST_CASE("comera sweep refuses a plot over its database and a read-only databas
 
 TEST_CASE("scripts/slurm_sweep.sh: the array's tasks and the merge give the single-process sweep",
           "[sweep][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const std::string spec = write_spec(dir, tiny_sweep(2, {0.8, 0.5, 0.2}));
   const std::string whole = dir.file("whole.db");

@@ -206,10 +206,6 @@ TEST_CASE("every contraction policy acts on the TT layers and trains to the same
 TEST_CASE("command-line overrides go through the file's checks, and each config and seed has "
           "its own default checkpoint",
           "[trusted_runs][cli]") {
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const auto experiment = dir.file("tiny.json");
   std::ofstream(experiment) << nlohmann::json{
@@ -253,10 +249,6 @@ TEST_CASE("the dense baseline of an experiment with a late stage trains on its t
           "[trusted_runs][cli]") {
   // Dense, max{L - L0, S - S0} has no size to trade and is flat once L < L0: a late stage would
   // leave the baseline learning at rho times its rate.
-  if (comera::testing::cli_path().empty()) {
-    WARN("COMERA_CLI is not set (ctest sets it): CLI checks skipped");
-    return;
-  }
   TempDir dir;
   const auto experiment = dir.file("late.json");
   auto model = model_json();

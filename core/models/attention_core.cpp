@@ -6,7 +6,7 @@
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/kernels/cpu/transpose.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 #include "core/util/error.h"
 #include "core/util/step_parts.h"
 

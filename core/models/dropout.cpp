@@ -2,7 +2,7 @@
 
 #include "core/kernels/cpu/apply_mask.h"
 #include "core/kernels/fast_kernels.h"
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>

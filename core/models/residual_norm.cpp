@@ -4,7 +4,7 @@
 #include "core/kernels/cpu/layer_norm_rows.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout.h"
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>

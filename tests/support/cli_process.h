@@ -3,6 +3,7 @@
 // core/util/process.h: to the end capturing its output, or in the background to be killed or
 // waited for.
 #include "core/util/process.h"
+#include "tests/support/catch.h"
 
 #include <cstdlib>
 #include <string>
@@ -10,10 +11,11 @@
 
 namespace comera::testing {
 
-// The CLI's path, or "" when ctest did not set COMERA_CLI.
+// The CLI's path; the test fails when COMERA_CLI is unset (ctest sets it).
 inline std::string cli_path() {
   const char* cli = std::getenv("COMERA_CLI");
-  return cli ? cli : "";
+  if (!cli || !*cli) FAIL("COMERA_CLI is not set: run the tests through ctest, or set it to build/comera");
+  return cli;
 }
 
 using CliResult = ProcessResult;  // status, and standard output and error together

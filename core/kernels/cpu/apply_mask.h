@@ -1,7 +1,7 @@
 #pragma once
 // The CPU kernel of dropout_mask.h: applies a mask in one parallel pass, drawing it chunk by
 // chunk with DropoutMask::multipliers so that no mask tensor is made.
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 
 #include <ATen/core/Tensor.h>
 

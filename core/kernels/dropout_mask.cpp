@@ -1,4 +1,4 @@
-#include "core/models/dropout_mask.h"
+#include "core/kernels/dropout_mask.h"
 
 #include "core/kernels/cpu/avx512_intrinsics.h"
 
