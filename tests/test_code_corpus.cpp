@@ -2,12 +2,12 @@
 // made by Python's zipfile) and tests/fixtures/pysrc: the functions and doc comments each
 // extractor finds, written down by hand from the fixtures; duplicates dropped; the split by file
 // deterministic; the output read back by the CodeSearchNet reader.
-#include "core/data/code_corpus.h"
-#include "core/data/code_extractors.h"
+#include "dataprep/code_corpus.h"
+#include "dataprep/code_extractors.h"
 #include "core/data/codesearchnet.h"
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
-#include "core/util/zip_reader.h"
+#include "dataprep/zip_reader.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 

@@ -3,7 +3,7 @@
 // shuffle buffer, click data through data.format criteo, the synthetic generator (deterministic
 // per seed, readable, planted signal), and the exact AUC against hand-computed values.
 #include "core/data/criteo.h"
-#include "core/data/synth_criteo.h"
+#include "dataprep/synth_criteo.h"
 #include "core/data/task_data.h"
 #include "core/util/auc.h"
 #include "core/util/config_reader.h"

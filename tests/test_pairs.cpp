@@ -1,6 +1,6 @@
 // The code/docstring pair task on tests/fixtures/pysrc, checked against hand-made tables of which
 // docstring belongs to which function and module, read back through the MNLI JSONL reader.
-#include "core/data/docstring_pairs.h"
+#include "dataprep/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/util/error.h"
 #include "core/util/remove_tree.h"

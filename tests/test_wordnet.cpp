@@ -1,7 +1,7 @@
 // WordNet's data files read by hand (fixtures: real WordNet 3.0 lines with their licence header,
 // offsets recomputed for the smaller files), splits that keep every lemma and gloss in one
 // split, the task files built from them, and their errors.
-#include "core/data/wordnet.h"
+#include "dataprep/wordnet.h"
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"

@@ -1,15 +1,14 @@
 #include "core/data/task_data.h"
 
-#include "core/data/code_corpus.h"
+#include "core/data/data_dirs.h"
+
 #include "core/data/code_dataset.h"
 #include "core/data/codesearchnet.h"
 #include "core/data/click_stream.h"
 #include "core/data/criteo.h"
-#include "core/data/docstring_pairs.h"
 #include "core/data/mnli.h"
 #include "core/data/pair_dataset.h"
 #include "core/data/text_dataset.h"
-#include "core/data/wordnet.h"
 #include "core/data/wordpiece_tokenizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"

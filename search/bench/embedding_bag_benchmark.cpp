@@ -2,7 +2,7 @@
 
 #include "search/bench/forward_backward.h"
 
-#include "core/data/synth_criteo.h"
+#include "dataprep/synth_criteo.h"
 #include "core/layers/ttm_embedding_bag.h"
 #include "core/util/error.h"
 #include "core/util/random.h"

@@ -1,5 +1,5 @@
 // `comera data build-pairs`: the default sentence-pair task (code vs docstring) from Python sources.
-#include "core/data/docstring_pairs.h"
+#include "dataprep/docstring_pairs.h"
 #include "search/cli/command.h"
 
 #include <iostream>

@@ -1,6 +1,6 @@
 // `comera data build-wordnet`: the default task (WordNet glosses -> lexicographer files, and a
 // sentence-pair variant) from WordNet 3.0's data files.
-#include "core/data/wordnet.h"
+#include "dataprep/wordnet.h"
 #include "search/cli/command.h"
 
 #include <iostream>

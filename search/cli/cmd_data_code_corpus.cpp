@@ -1,5 +1,5 @@
 // `comera data code-corpus`: a CodeSearchNet-format code corpus from the sources Debian ships.
-#include "core/data/code_corpus.h"
+#include "dataprep/code_corpus.h"
 #include "core/util/comma_list.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"

@@ -1,6 +1,6 @@
 // `comera data synth-criteo`: synthetic click logs in the Criteo format (Criteo itself cannot be
 // downloaded here), labelled synthetic everywhere they are shown.
-#include "core/data/synth_criteo.h"
+#include "dataprep/synth_criteo.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 

@@ -1,4 +1,4 @@
-#include "core/data/synth_criteo.h"
+#include "dataprep/synth_criteo.h"
 
 #include "core/data/criteo.h"
 #include "core/util/auc.h"

@@ -1,11 +1,10 @@
-#include "core/data/docstring_pairs.h"
+#include "dataprep/docstring_pairs.h"
 
 #include "core/data/mnli.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
 #include "core/util/process.h"
 #include "core/util/random.h"
-#include "core/util/source_dir.h"
 
 #include <algorithm>
 #include <cstdlib>
@@ -175,8 +174,6 @@ std::string default_python() {
   if (const char* env = std::getenv("COMERA_PYTHON"); env && *env) return env;
   return fs::exists("/usr/bin/python3") ? "/usr/bin/python3" : "python3";
 }
-
-std::string default_pairs_dir() { return comera::source_dir() + "/data/pairs/pystdlib"; }
 
 PyExtraction extract_py_functions(const std::string& source_dir, const std::string& python,
                                   const std::function<void(int64_t, int64_t)>& progress) {

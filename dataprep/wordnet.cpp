@@ -1,9 +1,8 @@
-#include "core/data/wordnet.h"
+#include "dataprep/wordnet.h"
 
 #include "core/data/mnli.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
-#include "core/util/source_dir.h"
 
 #include <algorithm>
 #include <cctype>
@@ -239,8 +238,6 @@ const std::vector<std::string>& lexicographer_files() {
 }
 
 std::string default_wordnet_source() { return "/usr/share/wordnet"; }
-
-std::string default_wordnet_dir() { return comera::source_dir() + "/data/wordnet"; }
 
 std::string Synset::definition() const {
   const size_t example = gloss.find("; \"");

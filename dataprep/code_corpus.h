@@ -12,7 +12,8 @@
 // exact duplicates of a language's code are removed (the first in path order kept); files are
 // split into train/valid/test by a hash of their path, so the same sources give the same splits
 // on every machine.
-#include "core/data/docstring_pairs.h"
+#include "core/data/data_dirs.h"
+#include "dataprep/docstring_pairs.h"
 
 #include <nlohmann/json.hpp>
 
@@ -23,9 +24,6 @@
 #include <vector>
 
 namespace comera {
-
-// data/code-corpus in the source tree.
-std::string default_code_corpus_dir();
 
 // Where one language's sources are: a folder, or a .zip read in place; for Python "" means the
 // standard library of the python3 used. `package` names the Debian package that ships it.

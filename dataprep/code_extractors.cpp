@@ -1,4 +1,4 @@
-#include "core/data/code_extractors.h"
+#include "dataprep/code_extractors.h"
 
 #include "core/util/error.h"
 

@@ -13,6 +13,7 @@
 // one group, and each group goes to train, dev or test whole, so no lemma and no gloss is in
 // two splits. A pair's first sentence is always a definition of its own split; the categories
 // are shared by all splits, as class names are (a dev pair's exact pair is never in train).
+#include "core/data/data_dirs.h"
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -27,8 +28,6 @@ namespace comera {
 const std::vector<std::string>& lexicographer_files();
 // /usr/share/wordnet, where Debian's wordnet-base installs the data files.
 std::string default_wordnet_source();
-// data/wordnet in the source tree.
-std::string default_wordnet_dir();
 
 struct Synset {
   int64_t offset = 0;  // byte offset of its line in its data file

@@ -1,12 +1,11 @@
-#include "core/data/code_corpus.h"
+#include "dataprep/code_corpus.h"
 
-#include "core/data/code_extractors.h"
+#include "dataprep/code_extractors.h"
 #include "core/data/codesearchnet.h"
 #include "core/util/error.h"
 #include "core/util/gzip_lines.h"
 #include "core/util/output_file.h"
-#include "core/util/source_dir.h"
-#include "core/util/zip_reader.h"
+#include "dataprep/zip_reader.h"
 
 #include <algorithm>
 #include <filesystem>
@@ -155,8 +154,6 @@ void write_shards(const std::string& out_dir, const std::string& language, const
 }
 
 }  // namespace
-
-std::string default_code_corpus_dir() { return comera::source_dir() + "/data/code-corpus"; }
 
 std::vector<CodeSource> default_code_sources() {
   return {{"python", "", "libpython3.11-stdlib"},

@@ -10,6 +10,7 @@
 // Functions are extracted by python3's own `ast` module (run as a child process, standard library
 // only): Python's grammar (decorators, multi-line signatures, nested brackets, string prefixes,
 // encodings) is parsed exactly, where a hand-written scanner would misread some corner of it.
+#include "core/data/data_dirs.h"
 #include <nlohmann/json.hpp>
 
 #include <array>
@@ -22,8 +23,6 @@ namespace comera {
 
 // $COMERA_PYTHON if set, else /usr/bin/python3 when present, else python3 on PATH.
 std::string default_python();
-// data/pairs/pystdlib in the source tree.
-std::string default_pairs_dir();
 
 struct PyFunction {
   std::string module;  // dotted: "email.utils"

@@ -1,4 +1,4 @@
-#include "core/util/zip_reader.h"
+#include "dataprep/zip_reader.h"
 
 #include "core/util/error.h"
 
