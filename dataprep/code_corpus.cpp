@@ -227,9 +227,11 @@ CodeCorpusSummary build_code_corpus(const CodeCorpusOptions& o) {
     if (by_language[language].empty()) {
       std::string why = missing.empty() ? "no source given" : "not found: ";
       for (size_t i = 0; i < missing.size(); ++i) why += (i ? ", " : "") + missing[i];
-      if (strict) throw Error(language + ": " + why + " (run bash scripts/setup.sh, or pass --source " + language + "=DIR)");
+      if (strict)
+        throw Error(language + ": " + why + " (run bash scripts/setup.sh --code-sources, or pass --source " +
+                    language + "=DIR)");
       summary.languages[language].skipped = why;
-      if (o.log) o.log(language + ": skipped, " + why);
+      if (o.log) o.log(language + ": skipped, " + why + " (bash scripts/setup.sh --code-sources installs them)");
     }
   }
   for (const auto& r : reads) {

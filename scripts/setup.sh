@@ -1,7 +1,19 @@
 #!/usr/bin/env bash
 # Installs what comera needs on Debian 12, only what is missing; safe to run again.
+#   bash scripts/setup.sh                 what building, the tests and the quickstart need
+#   bash scripts/setup.sh --code-sources  also the language sources `comera data code-corpus`
+#                                         reads (Go, Java, Ruby, JavaScript, PHP: hundreds of MB)
+# System-wide changes besides apt: libblas.so.3 is pointed at OpenBLAS (update-alternatives).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+code_sources=false
+for arg in "$@"; do
+  case "$arg" in
+    --code-sources) code_sources=true ;;
+    -h|--help) sed -n '2,6p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    *) echo "setup: unknown option $arg (--code-sources, --help)" >&2; exit 2 ;;
+  esac
+done
 
 packages=(
   build-essential cmake ninja-build ccache pkg-config
@@ -15,11 +27,13 @@ packages=(
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task
   wordnet-base               # WordNet 3.0 data files: the default task (comera data build-wordnet)
+)
+if $code_sources; then
   # Source code for `comera data code-corpus` (docs/code-pretraining.md): Go's and Ruby's standard
   # libraries, OpenJDK's class library (src.zip), JavaScript and PHP library sources.
-  golang-1.19-src openjdk-17-source libruby3.1
-  node-lodash node-underscore node-async php-twig php-monolog php-symfony-console
-)
+  packages+=(golang-1.19-src openjdk-17-source libruby3.1
+             node-lodash node-underscore node-async php-twig php-monolog php-symfony-console)
+fi
 
 missing=()
 for p in "${packages[@]}"; do

@@ -1,6 +1,6 @@
 #pragma once
 // Where the built data sets are by default (what `comera data ...` writes and experiment files
-// read when they name no folder): folders under data/ in the source tree.
+// read when they name no folder): folders under data/ in comera's home (core/util/home_dir.h).
 #include <string>
 
 namespace comera {

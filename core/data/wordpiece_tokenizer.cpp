@@ -2,7 +2,7 @@
 
 #include "core/data/unicode.h"
 #include "core/util/error.h"
-#include "core/util/source_dir.h"
+#include "core/util/home_dir.h"
 
 #include <cstdlib>
 #include <fstream>
@@ -55,7 +55,7 @@ std::vector<std::u32string> basic_words(const std::string& text) {
 
 std::string default_vocab_path() {
   if (const char* env = std::getenv("COMERA_VOCAB"); env && *env) return env;
-  return comera::source_dir() + "/data/vocab/bert-base-uncased.txt";
+  return comera::home_dir() + "/data/vocab/bert-base-uncased.txt";
 }
 
 std::vector<std::string> basic_tokenize(const std::string& text) {

@@ -10,8 +10,8 @@
 
 namespace comera {
 
-// The default vocabulary: $COMERA_VOCAB if set, else data/vocab/bert-base-uncased.txt in the
-// source tree (written by scripts/setup.sh).
+// The default vocabulary: $COMERA_VOCAB if set, else data/vocab/bert-base-uncased.txt in
+// comera's home (core/util/home_dir.h; scripts/setup.sh writes it into the checkout).
 std::string default_vocab_path();
 
 // BERT's BasicTokenizer: the words and punctuation marks of `text`, lower-cased, accents removed.

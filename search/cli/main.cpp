@@ -1,6 +1,7 @@
 // comera: rank-adaptive tensor-compressed training. Dispatches to registered subcommands.
 #include "core/util/blas_kernels.h"
 #include "core/util/error.h"
+#include "core/util/home_dir.h"
 #include "core/util/memory_meter.h"
 #include "search/cli/command.h"
 
@@ -19,6 +20,8 @@ void list_commands(const std::string& prefix) {
       padded.resize(std::max<size_t>(22, name.size() + 2), ' ');
       std::cout << "  " << padded << cmd.summary << "\n";
     }
+  std::cout << "\nexperiments/ and data/ are read from " << comera::home_dir()
+            << " (set COMERA_HOME to use another folder)\n";
 }
 
 }  // namespace

@@ -2,7 +2,7 @@
 
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
-#include "core/util/source_dir.h"
+#include "core/util/home_dir.h"
 #include "search/sweep/sweep_spec.h"
 
 #include <algorithm>
@@ -14,7 +14,7 @@ namespace {
 
 namespace fs = std::filesystem;
 
-fs::path paper_dir() { return fs::path(comera::source_dir()) / "experiments" / "paper"; }
+fs::path paper_dir() { return fs::path(comera::home_dir()) / "experiments" / "paper"; }
 
 // The published figures live beside the tables (sweep::default_figures_file) but are not one.
 const char* const kFiguresName = "published_figures";

@@ -2,7 +2,7 @@
 
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
-#include "core/util/source_dir.h"
+#include "core/util/home_dir.h"
 
 #include <cstdio>
 #include <filesystem>
@@ -53,7 +53,7 @@ void check_figures(const nlohmann::json& node, const std::string& at, const nloh
 }  // namespace
 
 std::string default_figures_file() {
-  return (std::filesystem::path(comera::source_dir()) / "experiments" / "paper" /
+  return (std::filesystem::path(comera::home_dir()) / "experiments" / "paper" /
           "published_figures.json").string();
 }
 

@@ -1,0 +1,22 @@
+#include "core/util/home_dir.h"
+
+#include "core/util/source_dir.h"
+
+#include <cstdlib>
+#include <filesystem>
+#include <system_error>
+
+namespace comera {
+
+std::string home_dir() {
+  if (const char* home = std::getenv("COMERA_HOME"); home && *home) return home;
+  std::error_code error;
+  const auto exe = std::filesystem::read_symlink("/proc/self/exe", error);
+  if (!error) {
+    const auto installed = exe.parent_path().parent_path() / "share" / "comera";
+    if (std::filesystem::is_directory(installed / "experiments", error)) return installed.string();
+  }
+  return source_dir();
+}
+
+}  // namespace comera
