@@ -17,6 +17,7 @@
 #include "core/training/training_step.h"
 #include "core/util/accelerator.h"
 #include "tests/support/catch.h"
+#include "tests/support/temp_dir.h"
 #include "tests/support/tiny_trainer.h"
 #include "tests/support/tt_reference.h"
 #include "tests/support/ttm_reference.h"
@@ -26,8 +27,6 @@
 #include <torch/autograd.h>
 #include <torch/cuda.h>
 #include <torch/optim/optimizer.h>
-
-#include <filesystem>
 
 using namespace comera;
 using namespace comera::testing;
@@ -49,14 +48,6 @@ double rel_err(const at::Tensor& got, const at::Tensor& want, double floor = 1e-
 }
 
 double tolerance(at::ScalarType dtype) { return dtype == at::kDouble ? 1e-10 : 2e-5; }
-
-std::string temp_path(const std::string& name) {
-  const auto dir = std::filesystem::temp_directory_path() / "comera_test_cuda";
-  std::filesystem::create_directories(dir);
-  const auto p = (dir / name).string();
-  std::filesystem::remove(p);
-  return p;
-}
 
 }  // namespace
 
@@ -266,6 +257,7 @@ TEST_CASE("one full training step on CUDA gives the float64 CPU step's loss and 
 TEST_CASE("a short run on CUDA gives the CPU run's losses; checkpoints move between the devices",
           "[cuda]") {
   gpu();
+  const TempDir dir;
   const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(9, 2);
   const auto model = tiny_model();
   auto on = [](const std::string& device) {
@@ -280,9 +272,9 @@ TEST_CASE("a short run on CUDA gives the CPU run's losses; checkpoints move betw
     o.resume = resume;
     return o;
   };
-  Trainer cpu_run(model, on("cpu"), pairs_data(train, eval), options(temp_path("cpu.pt")));
+  Trainer cpu_run(model, on("cpu"), pairs_data(train, eval), options(dir.file("cpu.pt")));
   const auto a = cpu_run.run();
-  Trainer gpu_run(model, on("cuda"), pairs_data(train, eval), options(temp_path("gpu.pt")));
+  Trainer gpu_run(model, on("cuda"), pairs_data(train, eval), options(dir.file("gpu.pt")));
   const auto b = gpu_run.run();
   REQUIRE(a.status == RunStatus::Completed);
   REQUIRE(b.status == RunStatus::Completed);
@@ -298,7 +290,7 @@ TEST_CASE("a short run on CUDA gives the CPU run's losses; checkpoints move betw
 
   for (const auto& [first, second] : {std::pair<std::string, std::string>{"cuda", "cpu"}, {"cpu", "cuda"}}) {
     INFO(first << " then " << second);
-    const auto path = temp_path(first + "_" + second + ".pt");
+    const auto path = dir.file(first + "_" + second + ".pt");
     {
       Trainer part(model, on(first), pairs_data(train, eval), options(path, 7));
       CHECK(part.run().steps == 7);
