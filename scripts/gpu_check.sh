@@ -4,11 +4,14 @@
 # GPU machine). Two steps:
 #   bash scripts/gpu_check.sh fetch          # here, with apt: Debian packages into .devdeps/
 #   bash scripts/gpu_check.sh run [STEPS]    # there: unpack, configure, build, test, benchmark
-# STEPS (comma-separated, default build,test,bench): build; test (the CUDA tests first, then the
-# whole suite at 2 threads a test, and a backtrace of the first crashing test file under cuda-gdb); bench (docs/gpu.md's
-# tables: bench step TT, dense and GaLore at batch 1-128, bench layer; JSON and a summary table). Logs and summary.md go
-# to $OUT (the device tool's folder) or /tmp/gpu_check; the working tree needs .devdeps/ and
-# data/vocab/ beside it (the device tool's carry).
+# STEPS (comma-separated, default build,test,bench):
+#   build  unpack the packages, configure against python3's LibTorch, build with every core
+#   test   the CUDA tests first, then the whole suite at 2 threads a test, and a cuda-gdb
+#          backtrace of the first test file that crashes
+#   bench  docs/gpu.md's tables: bench step for TT, dense and GaLore at batch 1-128, bench layer,
+#          bench ttm and tune (JSON, and a summary table)
+# Logs and summary.md go to $OUT (the device tool's folder) or /tmp/gpu_check. The working tree
+# needs .devdeps/ and data/vocab/ beside it (the device tool's carry).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=${2:-build,test,bench}
@@ -72,7 +75,7 @@ case "${1:-}" in
     cli=$build/comera
     if has test; then
       # The GPU's own tests first (short), then the whole suite.
-      timeout 240 ctest --test-dir "$build" -R 'test_cuda|test_linkage' --output-on-failure \
+      timeout 240 ctest --test-dir "$build" -R 'test_cuda|test_remove_tree' --output-on-failure \
         > "$out/cuda_tests.log" 2>&1
       echo "- CUDA tests: rc $?, $(elapsed)" | tee -a "$summary"
       grep -E "tests passed|tests failed|\*\*\*|Failed" "$out/cuda_tests.log" | tee -a "$summary"
@@ -140,6 +143,6 @@ except Exception as e:
 PY
     fi
     ;;
-  -h|--help) sed -n '2,10p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) echo "usage: $0 fetch|run [STEPS] (--help for what each does)" >&2; exit 2 ;;
 esac
