@@ -1,8 +1,8 @@
-// --threads on the command line: negative counts are refused naming the flag; counts above the
-// machine's cores are capped, with a note.
+// Counts on the command line: negative ones (--threads, --stop-at, --max-trials) are refused
+// naming the flag; thread counts above the machine's cores are capped, with a note.
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
-
 
 using Catch::Matchers::Contains;
 
@@ -21,4 +21,15 @@ TEST_CASE("--threads: negative is an error, above the cores is capped with a not
   r = comera::testing::run_cli(shapes + "1");
   CHECK(r.status == 0);
   CHECK_THAT(r.output, !Contains("--threads"));
+}
+
+TEST_CASE("negative step and trial counts are errors naming the flag, before any work", "[cli]") {
+  const std::string root = comera::source_dir();
+  auto r = comera::testing::run_cli("train --config " + root +
+                                    "/experiments/small_two_encoder.json --stop-at -3 --no-db");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("--stop-at -3") && !Contains("loading data"));
+  r = comera::testing::run_cli("sweep " + root + "/experiments/sweeps/quickstart.json --max-trials -1 --dry-run");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("--max-trials -1"));
 }

@@ -8,6 +8,7 @@
 #include "core/util/auc.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/gzip_lines.h"
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
@@ -114,6 +115,53 @@ TEST_CASE("malformed Criteo lines are errors with file and line, or skipped and 
   CHECK(reader.skipped() == 4);
   CHECK_THROWS_WITH(CriteoReader(fixture("absent.txt"), f), Contains("absent.txt: cannot open"));
   CHECK_THROWS_WITH(CriteoReader(path, CriteoFormat{}), Contains("no table sizes"));
+}
+
+TEST_CASE("a damaged gzip click log is an error naming the file and the damage", "[criteo]") {
+  const auto f = format_of(1000);
+  const TempDir dir;
+  const std::string good = bytes_of(fixture("good.txt"));
+  std::string many;  // 150 lines: the second member's deflate data is long enough to damage
+  for (int i = 0; i < 50; ++i) many += good;
+  write_gzip(dir.file("first.gz"), good);
+  write_gzip(dir.file("second.gz"), many);
+  const std::string first = bytes_of(dir.file("first.gz")), second = bytes_of(dir.file("second.gz"));
+  auto write = [&](const std::string& name, const std::string& bytes) {
+    std::ofstream(dir.file(name), std::ios::binary) << bytes;
+    return dir.file(name);
+  };
+  REQUIRE(read_all(write("whole.gz", first + second), f).size() == 153);  // members read in turn
+  std::string damaged = second;
+  damaged[damaged.size() / 2] ^= 0x55;
+  std::string bad_crc = second;
+  bad_crc[bad_crc.size() - 6] ^= 0x01;  // the CRC-32 in the member's trailer
+  for (const auto& [name, bytes] :
+       std::vector<std::pair<std::string, std::string>>{{"later_member.gz", first + damaged},
+                                                        {"truncated.gz", first + second.substr(0, second.size() - 20)},
+                                                        {"crc.gz", first + bad_crc}}) {
+    INFO(name);
+    const auto path = write(name, bytes);
+    CHECK_THROWS_WITH(read_all(path, f), Contains(name) && Contains("gzip stream is damaged"));
+    CHECK_THROWS_WITH(count_lines(path), Contains(name) && Contains("damaged"));
+  }
+}
+
+TEST_CASE("a NUL byte at the start of a line makes that line malformed, no other", "[criteo]") {
+  const auto f = format_of(1000);
+  const TempDir dir;
+  std::string text = bytes_of(fixture("good.txt"));
+  text.insert(text.find('\n') + 1, 1, '\0');  // line 2 starts with NUL
+  std::ofstream(dir.file("nul.txt"), std::ios::binary) << text;
+  CHECK_THROWS_WITH(read_all(dir.file("nul.txt"), f), Contains("nul.txt:2:"));
+  CriteoReadOptions skip;
+  skip.skip_malformed = true;
+  CriteoReader reader(dir.file("nul.txt"), f, skip);
+  ClickLine line;
+  int64_t n = 0;
+  while (reader.next(line)) ++n;
+  CHECK(n == 2);
+  CHECK(reader.skipped() == 1);
+  CHECK(reader.lines_read() == 3);
 }
 
 TEST_CASE("the day split matches the reference's Kaggle figures", "[criteo]") {

@@ -697,6 +697,10 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
   CHECK_THAT(run("merge " + path + " " + path + " -o " + merged, status),
              Contains("2 trials added") && Contains("0 trials added"));
   CHECK(sql_int(merged, "SELECT COUNT(*) FROM trials") == 2);
+  // An output that cannot be a database: the fix names merge's own option.
+  const std::string refused = run("merge " + path + " -o /dev/null", status);
+  CHECK(status != 0);
+  CHECK_THAT(refused, Contains("/dev/null") && Contains("Give -o a database file") && !Contains("--db"));
 }
 
 TEST_CASE("a foreign SQLite file with a schema_version table is refused and left unchanged",

@@ -536,6 +536,21 @@ TEST_CASE("a study made with an unknown objective by older code takes the spec's
                         Contains("\"name\""));
 }
 
+TEST_CASE("comera sweep refuses a plot over the spec's base experiment file", "[sweep][cli]") {
+  TempDir dir;
+  auto spec_json = tiny_sweep(1);
+  const json base = spec_json["base"];
+  std::ofstream(dir.file("base.json")) << base.dump(2);
+  spec_json["base"] = "base.json";
+  const std::string spec = write_spec(dir, spec_json);
+  const auto r = comera::testing::run_cli("sweep " + spec + " --db " + dir.file("r.db") +
+                                          " --quiet --plot " + dir.file("sub/../base.json"));
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("--plot") && Contains("base.json") && !Contains("trial 1"));
+  CHECK(json::parse(std::ifstream(dir.file("base.json"))) == base);
+}
+
 TEST_CASE("comera sweep refuses a plot over its database and a read-only database before any "
           "trial",
           "[sweep][cli]") {

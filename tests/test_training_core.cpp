@@ -376,3 +376,9 @@ TEST_CASE("an optimiser that cannot slice its state refuses truncation before tr
   std::vector<ParamSlice> slices{{task->model().parameters()[0], {{0, at::tensor({0}, at::kLong)}}}};
   CHECK_THROWS_WITH(slice_optimizer_state(plain, slices), Contains("set training.truncation.when"));
 }
+
+TEST_CASE("a range error writes its bounds as numbers are written, not rounded to 0", "[training_core]") {
+  const ConfigReader reader(nlohmann::json{{"alpha", 0.0}}, "model.lte");
+  CHECK_THROWS_WITH(reader.number("alpha", 1.0, 1e-12),
+                    Contains("model.lte.alpha") && Contains("use a value in [1e-12, ...]"));
+}

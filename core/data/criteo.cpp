@@ -1,10 +1,10 @@
 #include "core/data/criteo.h"
 
 #include "core/util/error.h"
+#include "core/util/gzip_lines.h"
 #include "core/util/random.h"
 
 #include <ATen/ATen.h>
-#include <zlib.h>
 
 #include <algorithm>
 #include <cmath>
@@ -105,50 +105,29 @@ DaySplit criteo_day_split(int64_t total_lines, int64_t days) {
   return {{0, train_end}, {train_end, test_end}, {test_end, total_lines}};
 }
 
-struct CriteoReader::Source {
-  gzFile file = nullptr;
-  std::vector<char> chunk = std::vector<char>(1 << 16);
-  std::string line;
-
-  // The next line without its newline; false at the end.
-  bool getline() {
-    line.clear();
-    while (true) {
-      if (!gzgets(file, chunk.data(), static_cast<int>(chunk.size()))) return !line.empty();
-      const size_t n = std::strlen(chunk.data());
-      if (n > 0 && chunk[n - 1] == '\n') {
-        line.append(chunk.data(), n - 1);
-        return true;
-      }
-      line.append(chunk.data(), n);
-    }
-  }
-};
-
 CriteoReader::CriteoReader(std::string path, CriteoFormat format, CriteoReadOptions options)
     : path_(std::move(path)), format_(std::move(format)), options_(options),
-      source_(std::make_unique<Source>()), rng_(options.seed) {
+      rng_(options.seed) {
   if (format_.table_sizes.empty()) throw Error("Criteo reader: no table sizes given");
   for (const int64_t size : format_.table_sizes)
     if (size < 1) throw Error("Criteo reader: table sizes must be >= 1");
-  source_->file = gzopen(path_.c_str(), "rb");
-  if (!source_->file)
+  try {
+    source_ = std::make_unique<GzipLineReader>(path_);
+  } catch (const Error&) {
     throw Error(path_ + ": cannot open the click log (check the path; `comera data synth-criteo` "
                 "writes a synthetic one)");
-  gzbuffer(source_->file, 1 << 20);
+  }
 }
 
-CriteoReader::~CriteoReader() {
-  if (source_->file) gzclose(source_->file);
-}
+CriteoReader::~CriteoReader() = default;
 
 bool CriteoReader::next_in_order(ClickLine& out) {
   while (true) {
     if (options_.lines.end >= 0 && line_ >= options_.lines.end) return false;
-    if (!source_->getline()) return false;
+    if (!source_->next(line_text_)) return false;
     ++line_;
     if (line_ <= options_.lines.begin) continue;
-    const auto problem = parse_criteo_line(source_->line, format_, out);
+    const auto problem = parse_criteo_line(line_text_, format_, out);
     if (problem.empty()) return true;
     if (!options_.skip_malformed)
       throw Error(path_ + ":" + std::to_string(line_) + ": " + problem +
@@ -175,21 +154,6 @@ bool CriteoReader::next(ClickLine& out) {
   out = std::move(buffer_.back());
   buffer_.pop_back();
   return true;
-}
-
-int64_t count_lines(const std::string& path) {
-  gzFile file = gzopen(path.c_str(), "rb");
-  if (!file) throw Error(path + ": cannot open the file to count its lines");
-  std::vector<char> chunk(1 << 20);
-  int64_t lines = 0;
-  bool open_line = false;
-  int n;
-  while ((n = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0) {
-    lines += std::count(chunk.data(), chunk.data() + n, '\n');
-    open_line = chunk[static_cast<size_t>(n) - 1] != '\n';
-  }
-  gzclose(file);
-  return lines + (open_line ? 1 : 0);
 }
 
 void check_click_ids(const CriteoFormat& format) {

@@ -7,6 +7,7 @@
 // buffer; or loaded compactly as a Dataset whose batches hold "dense" (B, 13) float,
 // "sparse" (B, 26) int64 and "labels" (B) float.
 #include "core/data/dataset.h"
+#include "core/util/gzip_lines.h"
 #include "core/util/random.h"
 
 #include <cstdint>
@@ -73,19 +74,16 @@ class CriteoReader {
  private:
   bool next_in_order(ClickLine& out);
 
-  struct Source;
   std::string path_;
   CriteoFormat format_;
   CriteoReadOptions options_;
-  std::unique_ptr<Source> source_;
+  std::unique_ptr<GzipLineReader> source_;
+  std::string line_text_;
   int64_t line_ = 0, skipped_ = 0;
   std::vector<ClickLine> buffer_;
   Rng rng_;
   bool drained_ = false;
 };
-
-// Lines of a file (plain or .gz).
-int64_t count_lines(const std::string& path);
 
 // Throws unless every table's ids fit the 32 bits ClickDataset stores them in.
 void check_click_ids(const CriteoFormat& format);

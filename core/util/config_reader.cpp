@@ -1,6 +1,7 @@
 #include "core/util/config_reader.h"
 
 #include "core/util/error.h"
+#include "core/util/format.h"
 
 #include <cmath>
 #include <fstream>
@@ -55,8 +56,8 @@ double ConfigReader::number(const std::string& key, double fallback, double min,
   const double x = v->get<double>();
   if (!std::isfinite(x) || x < min || x > max)
     fail(key, v->dump() + " is out of range",
-         "use a value in [" + std::to_string(min) + ", " +
-             (std::isinf(max) ? std::string("...") : std::to_string(max)) + "]");
+         "use a value in [" + number_text(min) + ", " +
+             (std::isinf(max) ? std::string("...") : number_text(max)) + "]");
   return x;
 }
 

@@ -1,6 +1,7 @@
 #include "core/util/format.h"
 
 #include <cstdio>
+#include <sstream>
 
 namespace comera {
 
@@ -25,6 +26,12 @@ std::string format_count(double n) {
   else
     std::snprintf(buf, sizeof buf, "%.0f", n);
   return buf;
+}
+
+std::string number_text(double x) {
+  std::ostringstream os;
+  os << x;
+  return os.str();
 }
 
 }  // namespace comera

@@ -8,5 +8,7 @@ namespace comera {
 std::string format_duration(double seconds);
 // "1.49M", "36.0k", "512".
 std::string format_count(double n);
+// "300", "0.5", "1e-12": a number as a person writes it (six significant digits at most).
+std::string number_text(double x);
 
 }  // namespace comera

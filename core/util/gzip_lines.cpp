@@ -4,6 +4,7 @@
 
 #include <zlib.h>
 
+#include <algorithm>
 #include <cstring>
 
 namespace comera {
@@ -18,28 +19,67 @@ GzipLineReader::~GzipLineReader() {
   if (file_) gzclose(static_cast<gzFile>(file_));
 }
 
-bool GzipLineReader::next(std::string& line) {
-  const auto file = static_cast<gzFile>(file_);
-  line.clear();
-  char buffer[1 << 14];
-  bool any = false;
-  while (gzgets(file, buffer, sizeof buffer)) {
-    any = true;
-    const size_t n = std::strlen(buffer);
-    if (n > 0 && buffer[n - 1] == '\n') {
-      line.append(buffer, n - 1);
-      break;
-    }
-    line.append(buffer, n);
-  }
+namespace {
+
+void check_stream(gzFile file, const std::string& path, int64_t line) {
   int code = Z_OK;
   const char* message = gzerror(file, &code);
   if (code != Z_OK && code != Z_STREAM_END)
-    throw Error(path_ + ":" + std::to_string(line_ + 1) + ": the gzip stream is damaged (" + message +
-                "); fetch the file again");
+    throw Error(path + ":" + std::to_string(line) + ": the gzip stream is damaged (" + message +
+                "); fetch or write the file again");
+}
+
+}  // namespace
+
+bool GzipLineReader::fill() {
+  const auto file = static_cast<gzFile>(file_);
+  const int n = gzread(file, block_.data(), static_cast<unsigned>(block_.size()));
+  check_stream(file, path_, line_ + 1);
+  begin_ = 0;
+  end_ = n > 0 ? static_cast<size_t>(n) : 0;
+  return end_ > 0;
+}
+
+bool GzipLineReader::next(std::string& line) {
+  line.clear();
+  bool any = false;
+  while (begin_ < end_ || fill()) {
+    any = true;
+    const char* start = block_.data() + begin_;
+    const auto* newline = static_cast<const char*>(std::memchr(start, '\n', end_ - begin_));
+    if (newline) {
+      line.append(start, newline);
+      begin_ += static_cast<size_t>(newline - start) + 1;
+      ++line_;
+      return true;
+    }
+    line.append(start, end_ - begin_);
+    begin_ = end_;
+  }
   if (!any) return false;
-  ++line_;
+  ++line_;  // the last line, without a newline
   return true;
+}
+
+int64_t count_lines(const std::string& path) {
+  const gzFile file = gzopen(path.c_str(), "rb");
+  if (!file) throw Error(path + ": cannot open the file to count its lines");
+  std::vector<char> chunk(1 << 20);
+  int64_t lines = 0;
+  bool open_line = false;
+  int n;
+  while ((n = gzread(file, chunk.data(), static_cast<unsigned>(chunk.size()))) > 0) {
+    lines += std::count(chunk.data(), chunk.data() + n, '\n');
+    open_line = chunk[static_cast<size_t>(n) - 1] != '\n';
+  }
+  try {
+    check_stream(file, path, lines + 1);
+  } catch (...) {
+    gzclose(file);
+    throw;
+  }
+  gzclose(file);
+  return lines + (open_line ? 1 : 0);
 }
 
 void write_gzip(const std::string& path, const std::string& text) {

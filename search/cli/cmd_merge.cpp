@@ -25,7 +25,7 @@ int run(int argc, char** argv) {
   if (!parsed->count("inputs") || !parsed->count("output"))
     throw Error("give inputs and -o, e.g. comera merge a.db b.db -o all.db");
   const std::string output = (*parsed)["output"].as<std::string>();
-  auto into = store::ResultsDb::open(output);
+  auto into = store::ResultsDb::open(output, store::ResultsDb::Mode::ReadWrite, "-o");
   for (const auto& input : (*parsed)["inputs"].as<std::vector<std::string>>()) {
     if (std::filesystem::exists(input) && std::filesystem::equivalent(input, output)) {
       std::cout << input << ": is the destination, skipped\n";

@@ -81,6 +81,9 @@ int run(int argc, char** argv) {
   const auto& r = *parsed;
   if (!r.count("spec"))
     throw Error("give a sweep spec, e.g. comera sweep experiments/sweeps/quickstart.json --db results/quickstart.db");
+  if (r["max-trials"].as<int64_t>() < 0)
+    throw Error("--max-trials " + std::to_string(r["max-trials"].as<int64_t>()) +
+                ": give 0 (every trial) or how many trials to run");
   const auto spec = sweep::load_sweep_spec(r["spec"].as<std::string>(), r["reference"].as<std::string>());
   const auto shard = sweep::parse_shard(r["shard"].as<std::string>());
   if (r.count("dry-run")) return list_trials(spec, shard, r.count("json") > 0);
@@ -90,7 +93,7 @@ int run(int argc, char** argv) {
   std::optional<OutputFile> png;
   if (!r["plot"].as<std::string>().empty())
     png.emplace(r["plot"].as<std::string>(), "--plot",
-                std::vector<std::string>{so.db_path, spec.file, r["reference"].as<std::string>()});
+                std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
   so.shard = shard;
   so.retry_failed = r.count("retry-failed") > 0;
   so.stale_after_s = r["stale-after"].as<double>();

@@ -154,6 +154,9 @@ int run(int argc, char** argv) {
   const auto& r = *parsed;
   if (!r.count("config"))
     throw Error("give --config (e.g. comera train --config experiments/mnli_six_encoder.json)");
+  if (r.count("stop-at") && r["stop-at"].as<int64_t>() < 1)
+    throw Error("--stop-at " + std::to_string(r["stop-at"].as<int64_t>()) +
+                ": give the step to stop at, at least 1");
   const int64_t baseline = idle_rss_bytes();
 
   auto e = experiment_with_overrides(r);

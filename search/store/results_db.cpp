@@ -61,7 +61,7 @@ std::string unwritable(const fs::path& p) {
 
 // False when nothing is at path; throws, without opening it, for anything but a regular file
 // (opening a named pipe blocks, and SQLite puts side files beside a device such as /dev/null).
-bool regular_file_at(const std::string& path) {
+bool regular_file_at(const std::string& path, const std::string& flag) {
   std::error_code ec;
   const fs::file_type type = fs::status(path, ec).type();
   if (type == fs::file_type::not_found) return false;
@@ -69,7 +69,7 @@ bool regular_file_at(const std::string& path) {
     throw Error("cannot read " + in_quotes(path) + " (" + ec.message() +
                 "): check that it and its folders are readable");
   if (type == fs::file_type::directory)
-    throw Error(in_quotes(path) + " is a folder: give --db the path of a database file, e.g. " +
+    throw Error(in_quotes(path) + " is a folder: give " + flag + " the path of a database file, e.g. " +
                 std::string(kDefaultDbPath));
   if (type != fs::file_type::regular) {
     const char* what = type == fs::file_type::fifo        ? "a named pipe"
@@ -78,8 +78,8 @@ bool regular_file_at(const std::string& path) {
                        : type == fs::file_type::socket    ? "a socket"
                                                           : "an unknown kind of file";
     throw Error(in_quotes(path) + " is not a regular file but " + what +
-                ", so it cannot hold a results database; it was not opened. Give --db a "
-                "database file, e.g. " + std::string(kDefaultDbPath));
+                ", so it cannot hold a results database; it was not opened. Give " + flag +
+                " a database file, e.g. " + std::string(kDefaultDbPath));
   }
   return true;
 }
@@ -102,7 +102,7 @@ std::string file_uri(const std::string& path) {
 // A read-only connection. SQLite reads a WAL database through a shared-memory file beside it;
 // in a folder this process cannot write, where that file cannot be made, the database is read
 // as immutable instead, unless its -wal file holds changes not yet in it.
-std::unique_ptr<SQLite::Database> connect_read_only(const std::string& path) {
+std::unique_ptr<SQLite::Database> connect_read_only(const std::string& path, const std::string& flag) {
   const fs::path folder = folder_of(path);
   if (unwritable(folder).empty() || fs::exists(path + "-shm"))
     return std::make_unique<SQLite::Database>(path, SQLite::OPEN_READONLY, kBusyTimeoutMs);
@@ -111,7 +111,7 @@ std::unique_ptr<SQLite::Database> connect_read_only(const std::string& path) {
     throw Error(in_quotes(path + "-wal") + " holds changes not yet written into " +
                 in_quotes(path) + ", and SQLite cannot read them from the read-only folder " +
                 in_quotes(folder.string()) +
-                ": copy both files to a writable folder and give --db the copy");
+                ": copy both files to a writable folder and give " + flag + " the copy");
   return std::make_unique<SQLite::Database>(file_uri(path) + "?immutable=1",
                                             SQLite::OPEN_READONLY | SQLite::OPEN_URI,
                                             kBusyTimeoutMs);
@@ -120,15 +120,15 @@ std::unique_ptr<SQLite::Database> connect_read_only(const std::string& path) {
 // Classifies the file through a read-only connection, so nothing it finds is ever modified.
 // Returns Missing, Empty (a new database) or Comera (and its version); throws for the rest.
 // A comera database carries kApplicationId, or (made before that) every comera table.
-Inspection inspect(const std::string& path) {
+Inspection inspect(const std::string& path, const std::string& flag) {
   if (path.empty() || path == ":memory:")
-    throw Error("no database file given: pass --db a file path, e.g. " +
+    throw Error("no database file given: pass " + flag + " a file path, e.g. " +
                 std::string(kDefaultDbPath));
-  if (!regular_file_at(path)) return {};
+  if (!regular_file_at(path, flag)) return {};
   std::vector<std::string> tables;
   int application_id = 0;
   try {
-    auto db = connect_read_only(path);
+    auto db = connect_read_only(path, flag);
     application_id = db->execAndGet("PRAGMA application_id").getInt();
     SQLite::Statement list(*db, "SELECT name FROM sqlite_master WHERE type = 'table' ORDER BY name");
     while (list.executeStep()) tables.push_back(list.getColumn(0).getString());
@@ -150,7 +150,7 @@ Inspection inspect(const std::string& path) {
     const int code = e.getErrorCode();
     if (code == SQLITE_NOTADB)
       throw Error(in_quotes(path) + " is not a SQLite database (" + e.what() + "); " +
-                  untouched(path) + ". Give --db a comera results database (default " +
+                  untouched(path) + ". Give " + flag + " a comera results database (default " +
                   kDefaultDbPath + ") or a new path");
     if (code == SQLITE_CORRUPT) throw damaged(path, e.what());
     throw Error("cannot read " + in_quotes(path) + ": " + e.what() +
@@ -163,7 +163,7 @@ Inspection inspect(const std::string& path) {
   throw Error(in_quotes(path) + " is a SQLite database but not a comera results database (tables " +
               names +
               (application_id ? "; application id " + std::to_string(application_id) : "") +
-              "); " + untouched(path) + ". Give --db another path (default " + kDefaultDbPath +
+              "); " + untouched(path) + ". Give " + flag + " another path (default " + kDefaultDbPath +
               ")");
 }
 
@@ -245,15 +245,15 @@ bool create_complete(const std::string& path) {
 
 }  // namespace
 
-ResultsDb ResultsDb::open(const std::string& path, Mode mode) {
-  const Inspection found = inspect(path);
+ResultsDb ResultsDb::open(const std::string& path, Mode mode, const std::string& flag) {
+  const Inspection found = inspect(path, flag);
   if (mode == Mode::ReadOnly) {
     if (found.kind != FileKind::Comera)
       throw Error("no results in " + in_quotes(path) +
                   (found.kind == FileKind::Missing ? " (no such file)" : " (empty database)") +
-                  ": give --db the database your runs wrote (default " + kDefaultDbPath + ")");
+                  ": give " + flag + " the database your runs wrote (default " + kDefaultDbPath + ")");
     check_version(path, found.version);
-    auto db = connect_read_only(path);
+    auto db = connect_read_only(path, flag);
     db->exec("PRAGMA query_only = ON");
     return ResultsDb(path, std::move(db), true);
   }
@@ -267,7 +267,7 @@ ResultsDb ResultsDb::open(const std::string& path, Mode mode) {
 }
 
 int ResultsDb::upgrade(const std::string& path) {
-  const Inspection found = inspect(path);
+  const Inspection found = inspect(path, "--db");
   if (found.kind != FileKind::Comera)
     throw Error("no comera results database at " + in_quotes(path) +
                 " to upgrade: give --db an existing database");

@@ -31,8 +31,10 @@ class ResultsDb {
   // Throws comera::Error naming the file and the fix when it is not a regular file (a folder, a
   // pipe, a device), not a SQLite database, damaged, belongs to something else, or has another
   // schema version; such a file is only read, never written. ReadWrite also throws, before any
-  // write, when the file or its folder is read-only.
-  static ResultsDb open(const std::string& path, Mode mode = Mode::ReadWrite);
+  // write, when the file or its folder is read-only. `flag` is the option the user gave the path
+  // with, which the messages' fixes name ("--db", or merge's "-o").
+  static ResultsDb open(const std::string& path, Mode mode = Mode::ReadWrite,
+                        const std::string& flag = "--db");
 
   // Brings an older comera database forward through the migration steps; returns how many ran.
   static int upgrade(const std::string& path);

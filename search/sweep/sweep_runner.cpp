@@ -48,13 +48,6 @@ size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
   return count;
 }
 
-// "300", "0.5": a number as a person writes it.
-std::string number_text(double x) {
-  std::ostringstream os;
-  os << x;
-  return os.str();
-}
-
 }  // namespace
 
 std::string describe_states(const SweepReport& report) {

@@ -179,7 +179,8 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
     const auto& base = r.value("base");
     if (base.is_string()) {
       const fs::path folder = file.empty() ? fs::current_path() : fs::path(file).parent_path();
-      spec.base = read_json_file((folder / base.get<std::string>()).string());
+      spec.base_file = (folder / base.get<std::string>()).string();
+      spec.base = read_json_file(spec.base_file);
     } else if (base.is_object()) {
       spec.base = base;
     } else {

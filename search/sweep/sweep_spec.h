@@ -51,6 +51,7 @@ struct SweepSpec {
   std::string objectives;      // default "eval_loss:min,size:min" ("step_time_ms:min,peak_tensor_mb:min" for steps);
                                // only names recorded_objectives gives
   nlohmann::json base;         // the resolved base experiment, "overrides" applied
+  std::string base_file;       // the file "base" names ("" when the base is inline)
   Sampling sampling;
   std::vector<Axis> axes;      // seeds first (outermost), targets last (innermost)
   bool dense_baseline = false, early_baseline = false;
