@@ -524,6 +524,22 @@ TEST_CASE("kernel choices are found only under the same key and fingerprint", "[
   CHECK(get_kernel_choice(db, key, "cpu-a|threads=2")->median_ms == 0.9);
 }
 
+TEST_CASE("merging a same-named study of another spec is refused, naming both files", "[store]") {
+  TempDir dir;
+  const std::string a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");
+  const auto configs = sweep_configs(2);
+  for (const auto& [path, spec] : {std::pair<std::string, json>{a, {{"axes", "L0"}}}, {b, {{"axes", "S0"}}}}) {
+    auto db = ResultsDb::open(path);
+    enqueue_trials(db, create_or_get_study(db, "s", spec), {configs[path == a ? 0 : 1]});
+  }
+  auto into = ResultsDb::open(c);
+  auto from_a = ResultsDb::open(a, Mode::ReadOnly), from_b = ResultsDb::open(b, Mode::ReadOnly);
+  merge_database(into, from_a);
+  CHECK_THROWS_WITH(merge_database(into, from_b),
+                    Contains("study 's'") && Contains(b) && Contains(c) && Contains("another sweep spec"));
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM trials") == 1);
+}
+
 TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
   TempDir dir;
   const std::string a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");

@@ -394,6 +394,28 @@ TEST_CASE("resuming with another model config is refused", "[trainer]") {
                     Contains("different model config"));
 }
 
+TEST_CASE("resuming with other data files or another evaluation set is refused, naming it",
+          "[trainer]") {
+  const auto train = synthetic_pairs(10, 1), eval = synthetic_pairs(4, 2);
+  const auto path = temp_path("data_identity.pt");
+  auto c = tiny_training();
+  c.epochs = 1;
+  auto data = pairs_data(train, eval);
+  data.train_file = "/data/a/train.jsonl";
+  data.eval_file = "/data/a/dev.jsonl";
+  Trainer(tiny_model(), c, data, quiet(path)).run();
+  auto options = quiet(path);
+  options.resume = true;
+  auto other = data;
+  other.train_file = "/data/b/train.jsonl";
+  CHECK_THROWS_WITH(Trainer(tiny_model(), c, other, options),
+                    Contains("other data") && Contains("data.train \"/data/a/train.jsonl\" -> \"/data/b/train.jsonl\""));
+  auto fewer = data;
+  fewer.eval = std::make_shared<PairDataset>(synthetic_pairs(3, 2));
+  CHECK_THROWS_WITH(Trainer(tiny_model(), c, fewer, options), Contains("data.eval_examples 4 -> 3"));
+  CHECK(Trainer(tiny_model(), c, data, options).resumed());
+}
+
 TEST_CASE("FusedAdamW follows torch::optim::AdamW step for step", "[trainer]") {
   // With the fast kernels off, and for a non-contiguous parameter always, FusedAdamW takes the
   // composite step: the stock step's ops, so equal bit for bit.

@@ -69,10 +69,18 @@ std::string changed_keys(const nlohmann::json& before, const nlohmann::json& now
 }
 
 // What must match on resume. The device is not part of it: a run may go on elsewhere.
-nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training, const Dataset& train) {
+nlohmann::json identity_of(const ModelSpec& model, const TrainConfig& training, const TaskData& data) {
   auto t = training.to_json();
   t.erase("device");
-  return {{"model", model.to_json()}, {"training", t}, {"data_order", train.order_key()}};
+  const auto where = [](const std::string& file) {
+    return file.empty() ? file : std::filesystem::weakly_canonical(file).string();
+  };
+  return {{"model", model.to_json()},
+          {"training", t},
+          {"data_order", data.train->order_key()},
+          {"data", {{"train", where(data.train_file)},
+                    {"eval", where(data.eval_file)},
+                    {"eval_examples", data.eval ? data.eval->size() : 0}}}};
 }
 
 // A data-parallel rank's random stream for one step.
@@ -146,7 +154,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
   std::unique_ptr<Checkpoint> checkpoint;
   if (resume) {
     checkpoint = std::make_unique<Checkpoint>(options_.checkpoint, Checkpoint::kStartAfresh, device_);
-    const auto expected = identity_of(model_spec_, config_, *data_.train);
+    const auto expected = identity_of(model_spec_, config_, data_);
     if (checkpoint->identity().at("model") != expected.at("model"))
       throw Error("checkpoint " + options_.checkpoint +
                   " was made with a different model config (resume with the same config, or start "
@@ -167,6 +175,13 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
                   "data settings it was made with (the training file, train_limit, "
                   "data.criteo.shuffle_buffer), or start a new run (another --checkpoint, or "
                   "without --resume)");
+    // Checkpoints written before the data files were recorded have none to compare.
+    if (made.contains("data") && made.at("data") != expected.at("data"))
+      throw Error("checkpoint " + options_.checkpoint + " was made with other data (" +
+                  changed_keys(made.at("data"), expected.at("data"), "data") +
+                  "): resuming would record a run that no longer matches its data. Resume with "
+                  "the data it was made with (--data, --eval-limit, data.*), or start a new run "
+                  "(another --checkpoint, or without --resume)");
     checkpoint->load_model(net);
   } else if (!config_.init_from.empty()) {
     const Checkpoint start(config_.init_from,
@@ -248,7 +263,7 @@ bool Trainer::save() {
   }
   if (!options_.parallel || options_.parallel->world().is_root())
     save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
-                    identity_of(model_spec_, config_, *data_.train));
+                    identity_of(model_spec_, config_, data_));
   saved_step_ = state_.step;
   return true;
 }

@@ -34,12 +34,17 @@ int progress(TrialState state) {
   return 0;
 }
 
-int64_t merge_study(ResultsDb& into, const Study& study, MergeCounts& counts) {
+int64_t merge_study(ResultsDb& into, const std::string& source, const Study& study, MergeCounts& counts) {
   if (auto existing = find_study(into, study.name)) {
     if (existing->objectives != study.objectives)
       throw Error("study '" + study.name + "' has objectives '" + study.objectives + "' in " +
-                  "the source but '" + existing->objectives + "' in " + into.path() +
+                  source + " but '" + existing->objectives + "' in " + into.path() +
                   ": rename one of the studies before merging");
+    // The same name from another spec is another study: its points do not belong on one front.
+    if (canonical_json(existing->spec) != canonical_json(study.spec))
+      throw Error("study '" + study.name + "' in " + source + " comes from another sweep spec than " +
+                  "the study of that name in " + into.path() +
+                  ": rename one of the studies, or merge into another file, to keep both");
     return existing->id;
   }
   into.write([&] {
@@ -148,7 +153,7 @@ MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress
   if (into.read_only()) throw Error(into.path() + " was opened read-only: cannot merge into it");
   MergeCounts counts;
   for (const auto& study : list_studies(from)) {
-    const int64_t study_id = merge_study(into, study, counts);
+    const int64_t study_id = merge_study(into, from.path(), study, counts);
     const auto trials = list_trials(from, study.name);
     for (size_t i = 0; i < trials.size(); ++i) {
       const Outcome outcome = merge_trial(into, from, trials[i], study_id);
