@@ -538,6 +538,16 @@ TEST_CASE("merging a same-named study of another spec is refused, naming both fi
   CHECK_THROWS_WITH(merge_database(into, from_b),
                     Contains("study 's'") && Contains(b) && Contains(c) && Contains("another sweep spec"));
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trials") == 1);
+
+  // Through the CLI, one failing input leaves the output as it was, earlier inputs included.
+  const std::string d = dir.file("d.db");
+  ResultsDb::open(d);
+  const auto r = comera::testing::run_cli("merge " + a + " " + b + " -o " + d);
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("another sweep spec"));
+  CHECK(sql_int(d, "SELECT COUNT(*) FROM trials") == 0);
+  CHECK(sql_int(d, "SELECT COUNT(*) FROM studies") == 0);
 }
 
 TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {

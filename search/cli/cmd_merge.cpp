@@ -26,26 +26,29 @@ int run(int argc, char** argv) {
     throw Error("give inputs and -o, e.g. comera merge a.db b.db -o all.db");
   const std::string output = (*parsed)["output"].as<std::string>();
   auto into = store::ResultsDb::open(output, store::ResultsDb::Mode::ReadWrite, "-o");
-  for (const auto& input : (*parsed)["inputs"].as<std::vector<std::string>>()) {
-    if (std::filesystem::exists(input) && std::filesystem::equivalent(input, output)) {
-      std::cout << input << ": is the destination, skipped\n";
-      continue;
+  // One transaction for every input: a failure on a later one leaves the output as it was.
+  into.write([&] {
+    for (const auto& input : (*parsed)["inputs"].as<std::vector<std::string>>()) {
+      if (std::filesystem::exists(input) && std::filesystem::equivalent(input, output)) {
+        std::cout << input << ": is the destination, skipped\n";
+        continue;
+      }
+      auto from = store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly);
+      // One progress line per second on stderr, so large merges show they are moving.
+      auto last = std::chrono::steady_clock::now();
+      const auto c = store::merge_database(
+          into, from, [&](const std::string& study, int64_t done, int64_t total) {
+            const auto now = std::chrono::steady_clock::now();
+            if (now - last < std::chrono::seconds(1)) return;
+            last = now;
+            std::cerr << input << ": study " << study << ", " << done << "/" << total << " trials\n";
+          });
+      std::cout << input << ": " << c.trials_added << " trials added, " << c.trials_replaced
+                << " replaced by a more finished copy, " << c.trials_skipped << " already present; "
+                << c.studies_added << " studies and " << c.kernel_choices_copied
+                << " kernel choices added\n";
     }
-    auto from = store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly);
-    // One progress line per second on stderr, so large merges show they are moving.
-    auto last = std::chrono::steady_clock::now();
-    const auto c = store::merge_database(
-        into, from, [&](const std::string& study, int64_t done, int64_t total) {
-          const auto now = std::chrono::steady_clock::now();
-          if (now - last < std::chrono::seconds(1)) return;
-          last = now;
-          std::cerr << input << ": study " << study << ", " << done << "/" << total << " trials\n";
-        });
-    std::cout << input << ": " << c.trials_added << " trials added, " << c.trials_replaced
-              << " replaced by a more finished copy, " << c.trials_skipped << " already present; "
-              << c.studies_added << " studies and " << c.kernel_choices_copied
-              << " kernel choices added\n";
-  }
+  });
   return 0;
 }
 

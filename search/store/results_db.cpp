@@ -278,6 +278,8 @@ int ResultsDb::upgrade(const std::string& path) {
   return migrate(*db, migrations());
 }
 
+bool ResultsDb::in_transaction() const { return sqlite3_get_autocommit(db_->getHandle()) == 0; }
+
 SQLite::Transaction ResultsDb::begin_write() {
   if (read_only_)
     throw Error(in_quotes(path_) + " was opened read-only: open it with Mode::ReadWrite to write");

@@ -46,8 +46,10 @@ class ResultsDb {
   // Runs fn() inside BEGIN IMMEDIATE ... COMMIT: the write lock is taken up front, so two
   // processes never interleave read-then-write. Keep fn short; it rolls back if fn throws.
   // While another process holds the lock, retries with growing pauses for kWritePatience.
+  // Inside another write(), fn joins that transaction: the outer one commits or rolls back all.
   template <class F>
   auto write(F&& fn) -> decltype(fn()) {
+    if (in_transaction()) return fn();
     SQLite::Transaction tx = begin_write();
     if constexpr (std::is_void_v<decltype(fn())>) {
       fn();
@@ -63,6 +65,7 @@ class ResultsDb {
   ResultsDb(std::string path, std::unique_ptr<SQLite::Database> db, bool read_only)
       : path_(std::move(path)), db_(std::move(db)), read_only_(read_only) {}
   SQLite::Transaction begin_write();
+  bool in_transaction() const;
 
   std::string path_;
   std::unique_ptr<SQLite::Database> db_;
