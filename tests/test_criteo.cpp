@@ -299,6 +299,17 @@ TEST_CASE("data.format criteo loads click batches for the trainer", "[criteo]") 
   CHECK_THROWS_WITH(read_data_config(ConfigReader(j, "data")), Contains("data.criteo"));
   j = {{"format", "criteo"}};
   CHECK_THROWS_WITH(load_task_data(read_data_config(ConfigReader(j, "data"))), Contains("data.dir"));
+  // Logs written compressed (synth-criteo --gzip) under the names the preset reads plain: the
+  // error says so and how to name them, not to write them again.
+  std::filesystem::create_directories(dir.file("gz"));
+  write_gzip(dir.file("gz/train.txt.gz"), bytes_of(fixture("good.txt")));
+  write_gzip(dir.file("gz/eval.txt.gz"), bytes_of(fixture("good.txt")));
+  j = {{"format", "criteo"}, {"dir", dir.file("gz")}, {"criteo", {{"table_sizes", format_of(1000).table_sizes}}}};
+  CHECK_THROWS_WITH(load_task_data(read_data_config(ConfigReader(j, "data"))),
+                    Contains("train.txt.gz is") && Contains("data.train") && !Contains("synth-criteo --out"));
+  j["train"] = "train.txt.gz";
+  j["eval"] = "eval.txt.gz";
+  CHECK(load_task_data(read_data_config(ConfigReader(j, "data"))).train->size() == 3);
 }
 
 TEST_CASE("exact AUC matches hand-computed values, ties counting half", "[criteo]") {

@@ -110,8 +110,12 @@ DataConfig read_data_config(const ConfigReader& r) {
 
 namespace {
 
-void require_file(const std::string& file, const DataConfig& config) {
+// `key` is the setting that names the file ("data.train", "data.eval").
+void require_file(const std::string& file, const DataConfig& config, const std::string& key) {
   if (std::filesystem::exists(file)) return;
+  if (std::filesystem::exists(file + ".gz"))  // e.g. written by `comera data synth-criteo --gzip`
+    throw Error(file + " not found, but " + file + ".gz is: name the compressed file in " + key +
+                " (\"" + std::filesystem::path(file).filename().string() + ".gz\"); .gz files are read as they are");
   std::string fix = "check data.dir / --data and the data.train / data.eval names";
   if (config.format == "criteo")
     fix += "; for synthetic click logs run `comera data synth-criteo --out " + config.dir + "`";
@@ -141,8 +145,8 @@ std::vector<PairExample> read_pairs(const std::string& file, int64_t limit,
   return examples;
 }
 
-std::shared_ptr<const TokenDataset> load_split(const std::string& file, int64_t limit,
-                                               const DataConfig& config,
+std::shared_ptr<const TokenDataset> load_split(const std::string& file, const std::string& key,
+                                               int64_t limit, const DataConfig& config,
                                                const WordPieceTokenizer& tokenizer) {
   if (config.format == "codesearchnet") {
     const auto dir = std::filesystem::path(file).parent_path().string();
@@ -153,7 +157,7 @@ std::shared_ptr<const TokenDataset> load_split(const std::string& file, int64_t 
         read_codesearchnet(dir, split, config.languages, limit), parse_code_examples(config.examples),
         tokenizer, config.max_length));
   }
-  require_file(file, config);
+  require_file(file, config, key);
   if (config.format == "text") {
     auto examples = read_text_jsonl(file);
     limit_to(examples, limit);
@@ -173,8 +177,8 @@ TaskData load_click_data(const DataConfig& config) {
   format.table_sizes = config.criteo.table_sizes;
   const auto train_file = (dir / config.train).string();
   const auto eval_file = config.criteo.split == "days" ? train_file : (dir / config.eval).string();
-  require_file(train_file, config);
-  require_file(eval_file, config);
+  require_file(train_file, config, "data.train");
+  require_file(eval_file, config, "data.eval");
   CriteoReadOptions train_read, eval_read;
   train_read.skip_malformed = eval_read.skip_malformed = config.criteo.skip_malformed;
   if (config.criteo.split == "days") {
@@ -221,8 +225,8 @@ TaskData load_task_data(const DataConfig& config) {
   const auto tokenizer =
       WordPieceTokenizer::from_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
   const auto train_file = (dir / config.train).string(), eval_file = (dir / config.eval).string();
-  const auto train = load_split(train_file, config.train_limit, config, tokenizer);
-  const auto eval = load_split(eval_file, config.eval_limit, config, tokenizer);
+  const auto train = load_split(train_file, "data.train", config.train_limit, config, tokenizer);
+  const auto eval = load_split(eval_file, "data.eval", config.eval_limit, config, tokenizer);
   TaskData data;
   data.train = train;
   data.eval = eval;
