@@ -1,12 +1,9 @@
 #include "search/environment.h"
 
 #include "comera_build_stamp.h"
-
 #include "core/util/accelerator.h"
-#include "core/util/device.h"
-
 #include "core/util/blas_kernels.h"
-#include "core/util/error.h"
+#include "core/util/device.h"
 
 #include <ATen/Parallel.h>
 #include <torch/version.h>

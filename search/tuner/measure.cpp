@@ -78,16 +78,16 @@ std::vector<Measurement> measure(const std::vector<Candidate>& candidates, const
     dys.push_back(at::randn({tokens, out}, gen, opts).to(device));
   }
 
+  // On a GPU the wall clock reads after the device has caught up (queued work counts).
+  const std::function<double()> now =
+      options.clock == Clock::Wall ? std::function<double()>([&device] { synchronize(device); return wall_ms(); })
+                                   : std::function<double()>(process_cpu_ms);
   auto run = [&](const Candidate& c, int i) {
     const auto& x = xs[i % xs.size()];
     torch::nn::Module& m = c.reference ? static_cast<torch::nn::Module&>(*dense) : *layer;
     for (auto& p : m.parameters()) p.mutable_grad() = at::Tensor();
     x.mutable_grad() = at::Tensor();
     if (!c.reference) layer->set_plan(c.plan);
-    // On a GPU the wall clock reads after the device has caught up (queued work counts).
-    const std::function<double()> now =
-        options.clock == Clock::Wall ? std::function<double()>([&device] { synchronize(device); return wall_ms(); })
-                                     : std::function<double()>(process_cpu_ms);
     const double t0 = now();
     at::Tensor y = c.reference ? dense->forward(x) : layer->forward(x);
     const double f = now() - t0;

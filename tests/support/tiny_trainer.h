@@ -15,18 +15,19 @@
 
 namespace comera::testing {
 
-// Pairs whose label is the first token of `a` modulo 3 (learnable from [CLS] attention).
-inline PairDataset synthetic_pairs(int64_t n, uint64_t seed) {
+// Pairs whose label is the first token of `a` modulo 3 (learnable from [CLS] attention); the
+// other tokens are drawn from the `tokens` ids starting at `first`.
+inline PairDataset synthetic_pairs(int64_t n, uint64_t seed, int64_t first = 3, uint64_t tokens = 45) {
   std::mt19937_64 rng(seed);
   std::vector<EncodedTokens> pairs;
   for (int64_t i = 0; i < n; ++i) {
     EncodedTokens p;
     const int64_t la = 2 + static_cast<int64_t>(rng() % 4), lb = 1 + static_cast<int64_t>(rng() % 3);
     p.input_ids.push_back(1);  // [CLS]
-    for (int64_t t = 0; t < la; ++t) p.input_ids.push_back(3 + static_cast<int64_t>(rng() % 45));
+    for (int64_t t = 0; t < la; ++t) p.input_ids.push_back(first + static_cast<int64_t>(rng() % tokens));
     p.input_ids.push_back(2);  // [SEP]
     p.segment_ids.assign(p.input_ids.size(), 0);
-    for (int64_t t = 0; t < lb; ++t) p.input_ids.push_back(3 + static_cast<int64_t>(rng() % 45));
+    for (int64_t t = 0; t < lb; ++t) p.input_ids.push_back(first + static_cast<int64_t>(rng() % tokens));
     p.input_ids.push_back(2);
     p.segment_ids.resize(p.input_ids.size(), 1);
     p.label = p.input_ids[1] % 3;
