@@ -1,8 +1,12 @@
-// Counts on the command line: negative ones (--threads, --stop-at, --max-trials) are refused
-// naming the flag; thread counts above the machine's cores are capped, with a note.
+// Flags checked before any work: negative counts (--threads, --stop-at, --max-trials) are refused
+// naming the flag, thread counts above the machine's cores capped with a note, and a device the
+// machine lacks refused before tune makes its database.
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
+
+#include <filesystem>
 
 using Catch::Matchers::Contains;
 
@@ -32,4 +36,14 @@ TEST_CASE("negative step and trial counts are errors naming the flag, before any
   r = comera::testing::run_cli("sweep " + root + "/experiments/sweeps/quickstart.json --max-trials -1 --dry-run");
   CHECK(r.status != 0);
   CHECK_THAT(r.output, Contains("--max-trials -1"));
+}
+
+TEST_CASE("tune refuses a device this machine lacks before it makes its database", "[cli]") {
+  const comera::testing::TempDir dir;
+  // cuda:7: absent from a CPU build and from a one-GPU machine alike.
+  const auto r = comera::testing::run_cli("tune --device cuda:7 --in-modes 4,4 --out-modes 4,4 --rank 2 "
+                                          "--tokens 16 --db " + dir.file("t.db"));
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("cuda:7"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("t.db")));
 }

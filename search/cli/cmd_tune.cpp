@@ -5,6 +5,7 @@
 #include "core/layers/tt_linear.h"
 #include "core/models/transformer.h"
 #include "core/training/experiment.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
@@ -78,6 +79,7 @@ int run(int argc, char** argv) {
   auto topts = tuner_options(r);
   topts.reuse_stored = !r.count("retune");
   topts.measure.device = r["device"].as<std::string>();
+  require_device(parse_device(topts.measure.device));  // before the database is opened or made
   const auto dtype = dtype_option(r);
   const auto list = cases(r);
 
