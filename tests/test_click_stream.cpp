@@ -102,7 +102,7 @@ TrainConfig tiny_training() {
   c.batch_size = 16;
   c.eval_batch_size = 32;
   c.seed = 3;
-  c.optimizer.kind = OptimizerKind::Adagrad;
+  c.optimizer.kind = "adagrad";
   c.optimizer.lr_cores = c.optimizer.lr_other = 0.05;
   c.truncation.when = TruncateWhen::Never;
   return c;
@@ -157,8 +157,8 @@ TEST_CASE("a streamed click log reads the in-memory dataset's lines, each once p
 
 TEST_CASE("data.criteo.stream and shuffle_buffer are read and checked", "[criteo]") {
   const auto c = click_config("x", true, 64);
-  CHECK(c.criteo.stream);
-  CHECK(c.criteo.shuffle_buffer == 64);
+  CHECK(c.settings["criteo"]["stream"] == true);
+  CHECK(c.settings["criteo"]["shuffle_buffer"] == 64);
   nlohmann::json j = {{"format", "criteo"}, {"dir", "x"}, {"criteo", {{"shuffle_buffer", 64}}}};
   CHECK_THROWS_WITH(read_data_config(ConfigReader(j, "data")),
                     Contains("data.criteo.shuffle_buffer: only read when streaming"));

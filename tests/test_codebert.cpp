@@ -66,7 +66,7 @@ TEST_CASE("small_codebert pre-trains on the code corpus in two length phases", "
   CHECK(e.training.length_at(1, 0) == 64);
   CHECK(e.training.length_at(2, 0) == 128);
   CHECK(e.data.format == "codesearchnet");
-  CHECK(e.data.examples == "bimodal");
+  CHECK(e.data.settings["examples"] == "bimodal");
   CHECK(e.data.train == "train");
   CHECK(e.data.eval == "valid");
   const auto task = e.model.build(e.training.task, DataInfo{});

@@ -74,7 +74,7 @@ TEST_CASE("the Kaggle DLRM has the reference's layers and its TT tables compress
   for (const auto rows : c.table_sizes) dense_rows += rows;
   CHECK(dense_rows == 33762577);
   CHECK(e.data.format == "criteo");
-  CHECK(e.data.criteo.split == "days");
+  CHECK(e.data.settings["criteo"]["split"] == "days");
   CHECK(e.training.task.kind == "ctr");
   // Built with its TT tables only (the dense ones are small): the size the paper compares.
   Dlrm model(c);
@@ -91,10 +91,10 @@ TEST_CASE("the small synthetic DLRM preset loads, builds and runs a step's forwa
   const auto e = load_experiment(preset("small_dlrm_synthetic.json"));
   REQUIRE(e.model.kind == "dlrm");
   const auto c = parse_dlrm_config(e.model.settings);
-  CHECK(c.table_sizes == e.data.criteo.table_sizes);
+  CHECK(c.table_sizes == e.data.settings["criteo"]["table_sizes"].get<std::vector<int64_t>>());
   DataInfo info;
   info.dense_features = 13;
-  info.table_sizes = e.data.criteo.table_sizes;
+  info.table_sizes = e.data.settings["criteo"]["table_sizes"].get<std::vector<int64_t>>();
   const auto task = e.model.build(e.training.task, info);
   const auto gen = at::detail::getDefaultCPUGenerator();
   const auto batch = task->synthetic_batch(32, 0, gen);
@@ -159,7 +159,7 @@ TEST_CASE("Adagrad steps with sparse table gradients equal those with dense ones
   // they are and the rest move as under a dense gradient (zero rows change no accumulator).
   auto j = tiny_dlrm();
   OptimizerConfig adagrad;
-  adagrad.kind = OptimizerKind::Adagrad;
+  adagrad.kind = "adagrad";
   adagrad.lr_cores = 0.03;
   adagrad.lr_other = 0.05;
   auto train = [&](bool sparse) {

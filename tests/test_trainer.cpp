@@ -126,7 +126,7 @@ TEST_CASE("truncation mid-training leaves the loss unchanged and slices the Adam
   auto& model = task->model();
   model.to(at::kDouble);
   OptimizerConfig oc;
-  oc.amsgrad = true;
+  oc.settings["amsgrad"] = true;
   auto optimizer = make_optimizer(model, oc);
   Objective objective(SurrogateKind::Weighted, {0.1, 0}, {}, 1000, 1000);
   const auto data = synthetic_pairs(8, 3);

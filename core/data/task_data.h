@@ -1,12 +1,11 @@
 #pragma once
-// The data section of an experiment: which files to train and evaluate on (single texts, as the
-// default WordNet task writes them, or sentence pairs in MNLI's file forms: the code/docstring
-// task, the WordNet pairs, MNLI itself), with the vocabulary and the maximum length, and
-// loading them as datasets for the trainer.
+// The data section of an experiment: its format (data_format.h), which files to train and
+// evaluate on, the vocabulary and the maximum length; and loading them as datasets for the
+// trainer.
 #include "core/data/data_info.h"
 #include "core/data/dataset.h"
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <memory>
@@ -18,39 +17,21 @@ namespace comera {
 class ConfigReader;
 
 struct DataConfig {
-  // "text": single-text JSONL (text_dataset.h); "pairs": MNLI's TSV or JSONL (mnli.h);
-  // "codesearchnet": CodeSearchNet's layout of function records (codesearchnet.h).
-  // "criteo": click logs (criteo.h).
+  // A registered format (data_format.h): "pairs" (MNLI's TSV or JSONL, mnli.h), "text"
+  // (single-text JSONL, text_dataset.h), "codesearchnet" (codesearchnet.h), "criteo" (click
+  // logs, criteo.h).
   std::string format = "pairs";
-  // "" = the format's default task: text -> data/wordnet, pairs -> data/pairs/pystdlib,
-  // codesearchnet -> data/code-corpus.
+  // "" = the format's default folder (text: data/wordnet, pairs: data/pairs/pystdlib,
+  // codesearchnet: data/code-corpus; click logs have none).
   std::string dir;
-  // Files in dir; codesearchnet: split names (defaults "train" and "valid").
-  std::string train = "train.jsonl";
-  std::string eval = "dev.jsonl";  // MNLI: dev_matched.tsv or multinli_1.0_dev_matched.jsonl
-  // codesearchnet: the languages read (empty = every language folder) and the examples made
-  // of each function (code_dataset.h: bimodal, unimodal, both).
-  std::vector<std::string> languages;
-  std::string examples = "bimodal";
-  std::string vocab;               // "" = the default BERT vocabulary
+  // Files in dir (codesearchnet: split names); "" = the format's defaults.
+  std::string train, eval;
+  std::string vocab;  // "" = the default BERT vocabulary
   int64_t max_length = 128;
   int64_t train_limit = 0, eval_limit = 0;  // first N examples; 0 = all
-  // Pairs only: keep these gold labels (e.g. {"entailment"}: a docstring with its own code,
-  // for masked-LM pre-training); empty = all.
-  std::vector<std::string> labels;
-  // Criteo click logs (criteo.h) only.
-  struct Criteo {
-    std::vector<int64_t> table_sizes;  // the ids' tables; default the Kaggle sizes
-    // "files": train and eval are separate files; "days": the reference's day split of the one
-    // file `train` (six days train, the seventh halved), eval its test or validation half.
-    std::string split = "files";
-    std::string eval_part = "test";  // "days": "test" | "validation"
-    bool skip_malformed = false;     // count and skip malformed lines instead of failing
-    // Read batches straight from the files each epoch (memory: the shuffle buffer) instead of
-    // holding every example in memory; training shuffles within `shuffle_buffer` lines.
-    bool stream = false;
-    int64_t shuffle_buffer = 100000;
-  } criteo;
+  // The format's own keys, complete (DataFormat::read): pairs' labels, CodeSearchNet's
+  // languages and examples, the click logs' criteo section.
+  nlohmann::json settings = nlohmann::json::object();
 
   nlohmann::json to_json() const;
 };

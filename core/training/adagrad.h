@@ -5,6 +5,8 @@
 
 #include <torch/optim/adagrad.h>
 
+#include <memory>
+
 namespace comera {
 
 class Adagrad : public torch::optim::Adagrad, public SliceableOptimizer {
@@ -12,5 +14,10 @@ class Adagrad : public torch::optim::Adagrad, public SliceableOptimizer {
   using torch::optim::Adagrad::Adagrad;
   void slice_state(const std::vector<ParamSlice>& slices) override;
 };
+
+class OptimizerKind;
+
+// training.optimizer.kind "adagrad": lr_decay, initial_accumulator, eps (default 1e-10).
+std::shared_ptr<const OptimizerKind> adagrad_kind();
 
 }  // namespace comera

@@ -1,5 +1,11 @@
 #include "core/training/fused_adamw.h"
 
+#include "core/training/optimizer_groups.h"
+#include "core/training/optimizer_kind.h"
+#include "core/training/train_config.h"
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+
 #include "core/kernels/cpu/adamw_step.h"
 #include "core/kernels/fast_kernels.h"
 
@@ -155,5 +161,48 @@ void FusedAdamW::slice_state(const std::vector<ParamSlice>& slices) {
     if (s.max_exp_avg_sq().defined()) s.max_exp_avg_sq(sliced(s.max_exp_avg_sq(), slice));
   }
 }
+
+nlohmann::json read_adam_moments(const ConfigReader& o) {
+  nlohmann::json out = {{"betas", {0.9, 0.999}}, {"eps", o.number("eps", 1e-8)}};
+  if (o.has("betas")) {
+    const auto& b = o.value("betas");
+    if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() ||
+        b[0].get<double>() < 0 || b[0].get<double>() >= 1 || b[1].get<double>() < 0 ||
+        b[1].get<double>() >= 1)
+      throw Error(o.key_path("betas") + ": expected two numbers in [0, 1), got " + b.dump() +
+                  " (e.g. [0.9, 0.999])");
+    out["betas"] = b;
+  }
+  return out;
+}
+
+torch::optim::AdamWOptions adam_options(const nlohmann::json& s, double lr, double weight_decay) {
+  return torch::optim::AdamWOptions(lr)
+      .betas({s.at("betas")[0].get<double>(), s.at("betas")[1].get<double>()})
+      .eps(s.at("eps").get<double>())
+      .weight_decay(weight_decay)
+      .amsgrad(s.value("amsgrad", false));
+}
+
+namespace {
+
+class AdamWKind : public OptimizerKind {
+ public:
+  std::string name() const override { return "adamw"; }
+  nlohmann::json read(const ConfigReader& o) const override {
+    auto s = read_adam_moments(o);
+    s["amsgrad"] = o.boolean("amsgrad", false);
+    return s;
+  }
+  std::unique_ptr<torch::optim::Optimizer> make(const torch::nn::Module&, const ParameterGroups& groups,
+                                                const OptimizerConfig& config) const override {
+    const auto options = adam_options(config.complete_settings(), config.lr_other, config.weight_decay);
+    return std::make_unique<FusedAdamW>(torch_groups(groups, config.rates(), options), options);
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const OptimizerKind> adamw_kind() { return std::make_shared<AdamWKind>(); }
 
 }  // namespace comera

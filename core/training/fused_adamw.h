@@ -6,7 +6,10 @@
 // (fast_kernels.h), take the stock step's ATen ops parameter by parameter.
 #include "core/training/sliceable_optimizer.h"
 
+#include <nlohmann/json.hpp>
 #include <torch/optim/adamw.h>
+
+#include <memory>
 
 namespace comera {
 
@@ -17,5 +20,16 @@ class FusedAdamW : public torch::optim::AdamW, public SliceableOptimizer {
   // exp_avg, exp_avg_sq (and max_exp_avg_sq) cut like their parameters.
   void slice_state(const std::vector<ParamSlice>& slices) override;
 };
+
+class ConfigReader;
+class OptimizerKind;
+
+// The moment settings AdamW and GaLore share: betas and eps (defaults [0.9, 0.999] and 1e-8).
+nlohmann::json read_adam_moments(const ConfigReader& optimizer);
+// AdamW's options of complete settings (betas, eps, amsgrad when present) at learning rate lr.
+torch::optim::AdamWOptions adam_options(const nlohmann::json& settings, double lr, double weight_decay);
+
+// training.optimizer.kind "adamw": FusedAdamW.
+std::shared_ptr<const OptimizerKind> adamw_kind();
 
 }  // namespace comera

@@ -1,5 +1,11 @@
 #include "core/training/galore.h"
 
+#include "core/training/fused_adamw.h"
+#include "core/training/optimizer_groups.h"
+#include "core/training/optimizer_kind.h"
+#include "core/training/train_config.h"
+#include "core/util/config_reader.h"
+
 #include "core/util/error.h"
 
 #include <ATen/ATen.h>
@@ -171,5 +177,32 @@ std::vector<at::Tensor> galore_targets(const torch::nn::Module& model,
   }
   return out;
 }
+
+namespace {
+
+class GaloreKind : public OptimizerKind {
+ public:
+  std::string name() const override { return "galore"; }
+  nlohmann::json read(const ConfigReader& o) const override {
+    const GaloreSettings d;
+    auto s = read_adam_moments(o);
+    s.update({{"rank", o.integer("rank", d.rank, 1)},
+              {"update_proj_gap", o.integer("update_proj_gap", d.update_proj_gap, 1)},
+              {"scale", o.number("scale", d.scale)}});
+    return s;
+  }
+  std::unique_ptr<torch::optim::Optimizer> make(const torch::nn::Module& model, const ParameterGroups& groups,
+                                                const OptimizerConfig& config) const override {
+    const auto s = config.complete_settings();
+    const auto options = adam_options(s, config.lr_other, config.weight_decay);
+    return std::make_unique<Galore>(torch_groups(groups, config.rates(), options), options,
+                                    GaloreSettings{s.at("rank"), s.at("update_proj_gap"), s.at("scale")},
+                                    galore_targets(model));
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const OptimizerKind> galore_kind() { return std::make_shared<GaloreKind>(); }
 
 }  // namespace comera

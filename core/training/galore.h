@@ -14,6 +14,7 @@
 #include <torch/optim/optimizer.h>
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <unordered_set>
 #include <vector>
@@ -80,5 +81,10 @@ class Galore : public torch::optim::Optimizer, public SliceableOptimizer {
 // contains one of `targets` (the reference's target modules; here attention and FFN linears).
 std::vector<at::Tensor> galore_targets(const torch::nn::Module& model,
                                        const std::vector<std::string>& targets = {"attention.", "ffn_"});
+
+class OptimizerKind;
+
+// training.optimizer.kind "galore": AdamW's betas and eps, rank, update_proj_gap and scale.
+std::shared_ptr<const OptimizerKind> galore_kind();
 
 }  // namespace comera

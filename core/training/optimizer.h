@@ -1,8 +1,6 @@
 #pragma once
-// The optimiser factory (training.optimizer.kind): AdamW (the fused one), SGD or Adagrad over
-// three parameter groups (cores, rank vectors, the rest) with their own learning rates
-// (METHOD §3), or GaLore (galore.h: AdamW with projected moments for the attention and FFN
-// weights). Each can slice its state when rank truncation cuts a parameter.
+// The optimiser of a run: the kind training.optimizer.kind names (optimizer_kind.h) over three
+// parameter groups (cores, rank vectors, the rest) with their own learning rates (METHOD §3).
 #include "core/training/train_config.h"
 
 #include <memory>

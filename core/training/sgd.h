@@ -5,6 +5,8 @@
 
 #include <torch/optim/sgd.h>
 
+#include <memory>
+
 namespace comera {
 
 class SGD : public torch::optim::SGD, public SliceableOptimizer {
@@ -12,5 +14,10 @@ class SGD : public torch::optim::SGD, public SliceableOptimizer {
   using torch::optim::SGD::SGD;
   void slice_state(const std::vector<ParamSlice>& slices) override;
 };
+
+class OptimizerKind;
+
+// training.optimizer.kind "sgd": momentum, dampening, nesterov (all off by default).
+std::shared_ptr<const OptimizerKind> sgd_kind();
 
 }  // namespace comera

@@ -1,5 +1,6 @@
 #include "core/training/train_config.h"
 
+#include "core/training/optimizer_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
@@ -28,85 +29,34 @@ const char* truncate_name(TruncateWhen w) {
   return "";
 }
 
-const char* optimizer_name(OptimizerKind k) {
-  switch (k) {
-    case OptimizerKind::AdamW: return "adamw";
-    case OptimizerKind::SGD: return "sgd";
-    case OptimizerKind::Adagrad: return "adagrad";
-    case OptimizerKind::Galore: return "galore";
-  }
-  return "";
-}
-
 nlohmann::json optimizer_json(const OptimizerConfig& o) {
-  nlohmann::json j = {{"kind", optimizer_name(o.kind)}, {"lr_cores", o.lr_cores},
-                      {"lr_ranks", o.lr_ranks}, {"lr_other", o.lr_other},
-                      {"weight_decay", o.weight_decay}};
-  switch (o.kind) {
-    case OptimizerKind::AdamW:
-      j.update({{"betas", {o.beta1, o.beta2}}, {"eps", o.eps}, {"amsgrad", o.amsgrad}});
-      break;
-    case OptimizerKind::SGD:
-      j.update({{"momentum", o.momentum}, {"dampening", o.dampening}, {"nesterov", o.nesterov}});
-      break;
-    case OptimizerKind::Adagrad:
-      j.update({{"lr_decay", o.lr_decay}, {"initial_accumulator", o.initial_accumulator},
-                {"eps", o.eps}});
-      break;
-    case OptimizerKind::Galore:
-      j.update({{"betas", {o.beta1, o.beta2}}, {"eps", o.eps}, {"rank", o.galore_rank},
-                {"update_proj_gap", o.galore_update_proj_gap}, {"scale", o.galore_scale}});
-      break;
-  }
+  nlohmann::json j = {{"kind", o.kind}, {"lr_cores", o.lr_cores}, {"lr_ranks", o.lr_ranks},
+                      {"lr_other", o.lr_other}, {"weight_decay", o.weight_decay}};
+  j.update(o.complete_settings());
   return j;
 }
 
 // Settings of another optimiser kind are errors, not silently ignored.
 OptimizerConfig read_optimizer(const ConfigReader& o) {
   OptimizerConfig x;
-  const auto kind = o.choice("kind", "adamw", {"adamw", "sgd", "adagrad", "galore"});
-  x.kind = kind == "sgd"       ? OptimizerKind::SGD
-           : kind == "adagrad" ? OptimizerKind::Adagrad
-           : kind == "galore"  ? OptimizerKind::Galore
-                               : OptimizerKind::AdamW;
+  x.kind = o.choice("kind", x.kind, optimizer_kind_names());
   x.lr_cores = o.number("lr_cores", x.lr_cores);
   x.lr_ranks = o.number("lr_ranks", x.lr_ranks);
   x.lr_other = o.number("lr_other", x.lr_other);
   x.weight_decay = o.number("weight_decay", x.weight_decay);
-  if (x.kind == OptimizerKind::AdamW || x.kind == OptimizerKind::Galore) {
-    x.eps = o.number("eps", x.eps);
-    if (x.kind == OptimizerKind::AdamW) x.amsgrad = o.boolean("amsgrad", x.amsgrad);
-    if (x.kind == OptimizerKind::Galore) {
-      x.galore_rank = o.integer("rank", x.galore_rank, 1);
-      x.galore_update_proj_gap = o.integer("update_proj_gap", x.galore_update_proj_gap, 1);
-      x.galore_scale = o.number("scale", x.galore_scale);
-    }
-    if (o.has("betas")) {
-      const auto& b = o.value("betas");
-      if (!b.is_array() || b.size() != 2 || !b[0].is_number() || !b[1].is_number() ||
-          b[0].get<double>() < 0 || b[0].get<double>() >= 1 || b[1].get<double>() < 0 ||
-          b[1].get<double>() >= 1)
-        throw Error(o.key_path("betas") + ": expected two numbers in [0, 1), got " + b.dump() +
-                    " (e.g. [0.9, 0.999])");
-      x.beta1 = b[0].get<double>();
-      x.beta2 = b[1].get<double>();
-    }
-  } else if (x.kind == OptimizerKind::SGD) {
-    x.momentum = o.number("momentum", x.momentum);
-    x.dampening = o.number("dampening", x.dampening);
-    x.nesterov = o.boolean("nesterov", x.nesterov);
-    if (x.nesterov && (x.momentum <= 0 || x.dampening != 0))
-      throw Error(o.key_path("nesterov") + ": Nesterov momentum needs momentum > 0 and dampening 0");
-  } else {
-    x.eps = o.number("eps", 1e-10);
-    x.lr_decay = o.number("lr_decay", x.lr_decay);
-    x.initial_accumulator = o.number("initial_accumulator", x.initial_accumulator);
-  }
+  x.settings = find_optimizer_kind(x.kind).read(o);
   o.finish();
   return x;
 }
 
 }  // namespace
+
+nlohmann::json OptimizerConfig::complete_settings() const {
+  const ConfigReader r(settings.is_null() ? nlohmann::json::object() : settings, "training.optimizer");
+  auto out = find_optimizer_kind(kind).read(r);
+  r.finish();
+  return out;
+}
 
 nlohmann::json TrainConfig::to_json() const {
   nlohmann::json j = {

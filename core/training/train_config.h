@@ -4,7 +4,7 @@
 #include "core/layers/size.h"
 #include "core/models/task.h"
 
-#include <nlohmann/json_fwd.hpp>
+#include <nlohmann/json.hpp>
 
 #include <cstdint>
 #include <string>
@@ -16,26 +16,19 @@ class ConfigReader;
 
 enum class ScheduleKind { Constant, Linear, Cosine };
 
-enum class OptimizerKind { AdamW, SGD, Adagrad, Galore };
-
 struct OptimizerConfig {
-  OptimizerKind kind = OptimizerKind::AdamW;
+  std::string kind = "adamw";  // a registered optimiser kind (optimizer_kind.h)
   // Learning rates per group (the authors' AdamW run, METHOD §3).
   double lr_cores = 1e-4, lr_ranks = 1e-3, lr_other = 5e-5;
   double weight_decay = 0;
-  double eps = 1e-8;  // AdamW's; Adagrad's default is 1e-10
-  // AdamW
-  double beta1 = 0.9, beta2 = 0.999;
-  bool amsgrad = false;
-  // SGD
-  double momentum = 0, dampening = 0;
-  bool nesterov = false;
-  // Adagrad
-  double lr_decay = 0, initial_accumulator = 0;
-  // GaLore (AdamW's betas and eps too; galore.h): rank, steps between projector refreshes (T),
-  // and the factor on the projected-back update.
-  int64_t galore_rank = 128, galore_update_proj_gap = 200;
-  double galore_scale = 0.25;
+  // The kind's own settings (AdamW's betas, SGD's momentum, GaLore's rank, ...); keys left out
+  // take the kind's defaults.
+  nlohmann::json settings = nlohmann::json::object();
+
+  // Cores, rank vectors, other.
+  std::vector<double> rates() const { return {lr_cores, lr_ranks, lr_other}; }
+  // The kind's settings complete, defaults filled in; errors name the key and the fix.
+  nlohmann::json complete_settings() const;
 };
 
 struct ScheduleConfig {

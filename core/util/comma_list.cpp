@@ -71,4 +71,10 @@ std::string join_list(const std::vector<int64_t>& values) {
   return out;
 }
 
+std::string join_names(const std::vector<std::string>& names) {
+  std::string out;
+  for (const auto& n : names) out += (out.empty() ? "" : ", ") + n;
+  return out;
+}
+
 }  // namespace comera

@@ -17,5 +17,7 @@ std::vector<int64_t> int_list(const std::string& text, const std::string& what,
 std::vector<double> number_list(const std::string& text, const std::string& what);
 // "1,12,30": the inverse of int_list.
 std::string join_list(const std::vector<int64_t>& values);
+// "a, b, c": names for a message.
+std::string join_names(const std::vector<std::string>& names);
 
 }  // namespace comera

@@ -1,5 +1,6 @@
 #include "core/util/config_reader.h"
 
+#include "core/util/comma_list.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 
@@ -80,9 +81,7 @@ std::string ConfigReader::choice(const std::string& key, const std::string& fall
   const std::string s = string(key, fallback);
   for (const auto& a : allowed)
     if (a == s) return s;
-  std::string list;
-  for (const auto& a : allowed) list += (list.empty() ? "" : ", ") + a;
-  fail(key, "unknown value \"" + s + "\"", "use one of: " + list);
+  fail(key, "unknown value \"" + s + "\"", "use one of: " + join_names(allowed));
 }
 
 std::vector<int64_t> ConfigReader::integers(const std::string& key, int64_t min) const {

@@ -1,0 +1,80 @@
+// data.format "pairs": sentence pairs in MNLI's TSV or JSONL forms (mnli.h): MNLI itself, the
+// code/docstring task, the WordNet pairs; data.labels keeps only some gold labels.
+#include "core/data/data_dirs.h"
+#include "core/data/data_format.h"
+#include "core/data/format_support.h"
+#include "core/data/mnli.h"
+#include "core/data/pair_dataset.h"
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+
+namespace comera {
+
+namespace {
+
+bool is_gold_label(const std::string& name) {
+  for (int64_t k = 0; k < kNliClasses; ++k)
+    if (name == nli_label_name(static_cast<NliLabel>(k))) return true;
+  return false;
+}
+
+class PairsFormat : public DataFormat {
+ public:
+  std::string name() const override { return "pairs"; }
+  std::string default_train() const override { return "train.jsonl"; }
+  // MNLI: dev_matched.tsv or multinli_1.0_dev_matched.jsonl
+  std::string default_eval() const override { return "dev.jsonl"; }
+  std::vector<std::string> keys() const override { return {"labels"}; }
+
+  // labels: keep these gold labels (e.g. ["entailment"]: a docstring with its own code, for
+  // masked-LM pre-training); empty = all.
+  nlohmann::json read(const ConfigReader& r, const DataConfig&) const override {
+    auto labels = nlohmann::json::array();
+    if (r.has("labels")) {
+      const auto& list = r.value("labels");
+      if (!list.is_array() || list.empty())
+        throw Error(r.key_path("labels") + ": expected a non-empty list of gold labels "
+                    "(entailment, neutral, contradiction)");
+      for (const auto& label : list) {
+        if (!label.is_string())
+          throw Error(r.key_path("labels") + ": expected label names, got " + label.dump());
+        if (!is_gold_label(label.get<std::string>()))
+          throw Error(r.key_path("labels") + ": '" + label.get<std::string>() +
+                      "' is not a gold label (entailment, neutral, contradiction)");
+        labels.push_back(label);
+      }
+    }
+    return {{"labels", labels}};
+  }
+
+  TaskData load(const DataConfig& config) const override {
+    const auto labels = config.settings.at("labels").get<std::vector<std::string>>();
+    const auto fix = config.dir.empty() ? "run `comera data build-pairs` to build the code/docstring task"
+                                        : "check data.dir / --data and the data.train / data.eval names";
+    return load_token_task(
+        config, config.dir.empty() ? default_pairs_dir() : config.dir, 2,
+        [&](const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer) {
+          require_file(file, key, fix);
+          auto examples = read_mnli(file);
+          if (!labels.empty())
+            examples.erase(std::remove_if(examples.begin(), examples.end(),
+                                          [&](const PairExample& e) {
+                                            return std::find(labels.begin(), labels.end(),
+                                                             nli_label_name(e.label)) == labels.end();
+                                          }),
+                           examples.end());
+          limit_to(examples, limit);
+          return std::make_shared<PairDataset>(PairDataset::encode(examples, tokenizer, config.max_length));
+        });
+  }
+};
+
+}  // namespace
+
+std::shared_ptr<const DataFormat> pairs_format() { return std::make_shared<PairsFormat>(); }
+
+}  // namespace comera
