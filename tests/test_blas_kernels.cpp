@@ -64,6 +64,14 @@ TEST_CASE("A comera process runs AVX-512 kernels where the CPU has them, unless 
   INFO(r.output);
   REQUIRE(r.status == 0);
   CHECK(nlohmann::json::parse(r.output)["blas"] == "OpenBLAS Haswell (chosen by user)");
+
+  // Turned off: OpenBLAS's own choice, whatever it is.
+  r = comera::run_process(
+      {"/bin/sh", "-c", clean + "COMERA_BLAS_SWITCH=off " + comera::testing::cli_path() + step},
+      "comera", comera::ErrorOutput::Merge);
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(nlohmann::json::parse(r.output)["blas"].get<std::string>(), Contains("(chosen by OpenBLAS)"));
 }
 
 TEST_CASE("float32 GEMMs under the kernels in force match float64", "[blas]") {

@@ -5,6 +5,7 @@
 #include "core/data/click_stream.h"
 #include "core/data/task_data.h"
 #include "core/models/model_kind.h"
+#include "core/training/method.h"
 #include "core/training/trainer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
@@ -227,4 +228,16 @@ TEST_CASE("training from the stream: the in-memory run's steps and evaluation, r
                       Contains("shuffle buffer 16 lines") && Contains("shuffle buffer 32 lines") &&
                           Contains("data.criteo.shuffle_buffer"));
   }
+}
+
+TEST_CASE("a DLRM run refuses what only sequence models have, naming it, before training", "[criteo]") {
+  TempDir dir;
+  const auto logs = write_logs(dir, 40, 10);
+  auto phased = tiny_training();
+  phased.length_phases = {{0, 0, 8}};
+  CHECK_THROWS_WITH(Trainer(tiny_dlrm(), phased, load_task_data(click_config(logs, false)), {}),
+                    Contains("training.length_phases: a dlrm model's batches have no token sequences"));
+  // A baseline method is a request the model kind carries out; the DLRM has none.
+  auto experiment = nlohmann::json{{"method", "lowrank"}, {"model", tiny_dlrm().to_json()}};
+  CHECK_THROWS_WITH(apply_method(experiment), Contains("method: lowrank: a dlrm model has no baseline methods"));
 }

@@ -15,6 +15,7 @@
 #include "tests/support/temp_dir.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <ATen/core/Dict.h>
 #include <torch/nn/module.h>
 #include <torch/optim/optimizer.h>
@@ -59,7 +60,8 @@ std::string make_checkpoint(const std::string& path, const ModelSpec& spec) {
   auto optimizer = make_optimizer(model, training.optimizer);
   truncate_model(model, optimizer.get(), false);
   save_checkpoint(path, model, *optimizer, TrainerState{},
-                  {{"model", spec.to_json()}, {"training", training.to_json()}});
+                  {{"model", spec.to_json()}, {"training", training.to_json()}},
+                  at::make_generator<at::CPUGeneratorImpl>(0));
   return path;
 }
 

@@ -5,6 +5,7 @@
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
+#include "core/models/model_kind.h"
 #include "search/sweep/shape_choices.h"
 #include "search/sweep/shard.h"
 #include "search/sweep/sweep_spec.h"
@@ -135,10 +136,10 @@ TEST_CASE("shapes: factorised into d modes or given, then rank caps", "[sweep]")
   const auto& given = trials[4]["experiment"]["model"]["tensorized"];
   CHECK(given == json{{"attention", {{"in_modes", {8}}, {"out_modes", {8}}, {"ranks", 2}}}});
 
-  json capped = tiny_experiment();
-  cap_ranks(capped, 2);
-  CHECK(capped["model"]["tensorized"]["attention"]["ranks"] == json{1, 2, 2, 2, 1});
-  CHECK(capped["model"]["tensorized"]["embedding"]["ranks"] == 2);
+  const json model = tiny_experiment()["model"];
+  const json capped = model_kind_of(model).cap_ranks(model, 2);
+  CHECK(capped["tensorized"]["attention"]["ranks"] == json{1, 2, 2, 2, 1});
+  CHECK(capped["tensorized"]["embedding"]["ranks"] == 2);
 }
 
 TEST_CASE("random sampling: seeded, distinct draws, ranges rounded, seeds multiply", "[sweep]") {

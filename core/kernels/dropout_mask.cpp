@@ -115,8 +115,10 @@ void keep(const uint16_t* u, int64_t n, int32_t cut, T scale, T* out) {
   keep_scalar(u, n, cut, scale, out);
 }
 
+thread_local at::Generator t_seeds;  // undefined: the global generator
+
 uint64_t draw_seed() {
-  auto gen = at::detail::getDefaultCPUGenerator();
+  auto gen = t_seeds.defined() ? t_seeds : at::detail::getDefaultCPUGenerator();
   std::lock_guard<std::mutex> lock(gen.mutex());
   return gen.get<at::CPUGeneratorImpl>()->random64();
 }
@@ -124,6 +126,10 @@ uint64_t draw_seed() {
 }  // namespace
 
 DropoutMask::DropoutMask(double p) : DropoutMask(p, draw_seed()) {}
+
+DropoutSeeds::DropoutSeeds(at::Generator generator) : previous_(std::move(t_seeds)) { t_seeds = std::move(generator); }
+
+DropoutSeeds::~DropoutSeeds() { t_seeds = std::move(previous_); }
 
 DropoutMask::DropoutMask(double p, uint64_t seed)
     : p_(p),

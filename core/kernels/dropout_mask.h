@@ -5,6 +5,7 @@
 // round(p * 65536). The seed is the whole state: backward redraws the mask forward used instead
 // of storing it, and any range of elements can be drawn on its own (chunks drawn in parallel).
 // The CPU kernel that applies a mask is core/kernels/cpu/apply_mask.h.
+#include <ATen/core/Generator.h>
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
@@ -13,7 +14,8 @@ namespace comera {
 
 class DropoutMask {
  public:
-  // p in (0, 1); the seed comes from the global CPU generator, so runs stay reproducible.
+  // p in (0, 1); the seed is drawn from this thread's DropoutSeeds generator, else from the
+  // global CPU generator, so runs stay reproducible.
   explicit DropoutMask(double p);
   DropoutMask(double p, uint64_t seed);
 
@@ -34,6 +36,19 @@ class DropoutMask {
   uint64_t seed_;
   uint32_t cut_;
   double scale_;
+};
+
+// While it lives, masks made on this thread draw their seeds from `generator` (a CPU generator:
+// a trainer's own), so two trainers in one process draw from streams of their own.
+class DropoutSeeds {
+ public:
+  explicit DropoutSeeds(at::Generator generator);
+  ~DropoutSeeds();
+  DropoutSeeds(const DropoutSeeds&) = delete;
+  DropoutSeeds& operator=(const DropoutSeeds&) = delete;
+
+ private:
+  at::Generator previous_;
 };
 
 }  // namespace comera

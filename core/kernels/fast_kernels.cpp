@@ -1,22 +1,18 @@
 #include "core/kernels/fast_kernels.h"
 
-#include <atomic>
-
 namespace comera {
 
 namespace {
 
-std::atomic<bool>& switched_on() {
-  static std::atomic<bool> on{true};
-  return on;
-}
+// Kernel choices are made on the thread that calls the op (CPU backward runs there too); the few
+// made again inside a parallel region sit under a fast path the caller chose already.
+thread_local bool t_on = true;
 
 }  // namespace
 
-bool fast_kernels_enabled() { return switched_on().load(std::memory_order_relaxed); }
-void set_fast_kernels(bool on) { switched_on() = on; }
+bool fast_kernels_enabled() { return t_on; }
 
-FastKernelsGuard::FastKernelsGuard(bool on) : previous_(switched_on().exchange(on)) {}
-FastKernelsGuard::~FastKernelsGuard() { set_fast_kernels(previous_); }
+FastKernelsGuard::FastKernelsGuard(bool on) : previous_(t_on) { t_on = on; }
+FastKernelsGuard::~FastKernelsGuard() { t_on = previous_; }
 
 }  // namespace comera

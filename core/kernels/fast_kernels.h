@@ -2,14 +2,15 @@
 // The one switch for the fast kernels (core/kernels/cpu/). On (the default), a function with a
 // fast kernel runs it where the kernel takes the tensors (device, dtype, CPU features); off,
 // every such function takes its composite path: ATen ops only, with ordinary autograd, the same
-// on every device. Tests switch it off to check the composite paths on the CPU.
+// on every device. The switch is per thread and set for a scope (a trainer's option, a
+// benchmark's flag, a test checking the composite paths), so no caller changes another's.
 
 namespace comera {
 
+// On unless a guard on this thread switched it off.
 bool fast_kernels_enabled();
-void set_fast_kernels(bool on);
 
-// Sets the switch for a scope and restores the previous value on exit.
+// Sets the switch on this thread for a scope and restores the previous value on exit.
 class FastKernelsGuard {
  public:
   explicit FastKernelsGuard(bool on);

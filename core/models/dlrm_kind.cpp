@@ -84,6 +84,13 @@ class DlrmKind : public ModelKind {
     return read_dlrm_config(r).to_json();
   }
 
+  void check_data_parallel(const nlohmann::json& settings) const override {
+    if (parse_dlrm_config(settings).sparse_gradients)
+      throw Error("model.sparse_gradients: data-parallel training all-reduces dense gradients, and a "
+                  "sparse one would have to be gathered row by row from every rank: set "
+                  "model.sparse_gradients to false, or train with one process");
+  }
+
   nlohmann::json dense(const nlohmann::json& settings) const override {
     return parse_dlrm_config(settings).dense().to_json();
   }

@@ -28,6 +28,42 @@ const ModelKind& find_model_kind(const std::string& name) { return registry().fi
 
 std::vector<std::string> model_kind_names() { return registry().names(); }
 
+nlohmann::json ModelKind::apply_method(nlohmann::json model, const MethodRequest& request) const {
+  (void)model;
+  throw Error("method: " + request.method + ": a " + name() + " model has no baseline methods (drop \"method\" "
+              "and configure the model directly)");
+}
+
+nlohmann::json ModelKind::without_compression(nlohmann::json model) const {
+  model.erase("tensorized");
+  return model;
+}
+
+bool ModelKind::compressed(const nlohmann::json& model) const {
+  return !model.value("tensorized", nlohmann::json::object()).empty();
+}
+
+nlohmann::json ModelKind::cap_ranks(nlohmann::json model, int64_t cap) const {
+  if (!model.contains("tensorized")) return model;
+  for (auto& item : model["tensorized"].items()) {
+    auto& ranks = item.value()["ranks"];
+    if (ranks.is_number_integer())
+      ranks = std::min(ranks.get<int64_t>(), cap);
+    else
+      for (auto& x : ranks) x = std::min(x.get<int64_t>(), cap);
+  }
+  return model;
+}
+
+const ModelKind& model_kind_of(const nlohmann::json& model) {
+  const auto kind = model.is_object() ? model.value("kind", std::string("transformer")) : "transformer";
+  try {
+    return find_model_kind(kind);
+  } catch (const Error& e) {
+    throw Error(std::string("model.kind: ") + e.what());
+  }
+}
+
 ModelSpec ModelSpec::dense() const { return {kind, model_kind().dense(settings)}; }
 
 nlohmann::json ModelSpec::to_json() const {

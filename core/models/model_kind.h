@@ -3,6 +3,7 @@
 // others added the same way, a test's toy kind registered at run time): each reads and
 // validates its own settings and builds a model bound to a task.
 #include "core/data/data_info.h"
+#include "core/models/method_request.h"
 #include "core/models/task.h"
 
 #include <nlohmann/json.hpp>
@@ -39,6 +40,21 @@ class ModelKind {
   // The tensorized layers re-factorised into d balanced modes per side, interior ranks kept
   // (capped at their bounds): a sweep's shape axis. Returns the new "tensorized" section.
   virtual nlohmann::json factorise(const nlohmann::json& settings, int d) const = 0;
+  // The following work on the model section as written (before read(), "kind" included), so
+  // that sweeps and methods patch it and store what the user would have written.
+  // `request.method` carried out: its layers replaced or made dense. A kind without baselines
+  // refuses (the default).
+  virtual nlohmann::json apply_method(nlohmann::json model, const MethodRequest& request) const;
+  // The defaults below read the section "tensorized" (an entry per layer with its "ranks"),
+  // which the built-in kinds share.
+  // Every compressed layer dense: a sweep's dense baseline.
+  virtual nlohmann::json without_compression(nlohmann::json model) const;
+  // Whether it has compressed layers.
+  virtual bool compressed(const nlohmann::json& model) const;
+  // Every interior rank of its compressed layers capped at `cap` (a sweep's rank axis).
+  virtual nlohmann::json cap_ranks(nlohmann::json model, int64_t cap) const;
+  // An error naming the setting that rules out data-parallel training, if one does.
+  virtual void check_data_parallel(const nlohmann::json& settings) const { (void)settings; }
   // A freshly initialised model bound to `task`, from the global CPU generator. Data it cannot
   // read (a vocabulary larger than the model's) is an error naming the fix.
   virtual std::unique_ptr<Task> build(const nlohmann::json& settings, const TaskSpec& task,
@@ -65,6 +81,10 @@ struct ModelSpec {
   // The settings with "kind" added.
   nlohmann::json to_json() const;
 };
+
+// The kind of a model section as written ("kind" defaults to "transformer"); errors name
+// model.kind.
+const ModelKind& model_kind_of(const nlohmann::json& model);
 
 // Reads `model` (kind defaults to "transformer"); the task must be one the kind supports.
 ModelSpec read_model_spec(const ConfigReader& model, const TaskSpec& task);

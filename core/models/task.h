@@ -55,6 +55,14 @@ class Task {
   // Rows the tensorized layer at module path `layer` multiplies per step, for `batch`
   // examples of `length` tokens (the tuner keys its contraction plans on it).
   virtual int64_t layer_rows(const std::string& layer, int64_t batch, int64_t length) const = 0;
+  // Whether its batches are token sequences that training.length_phases may cut; a task
+  // without them refuses phases before training starts.
+  virtual bool has_sequences() const { return false; }
+  // The batch cut to its first `length` tokens (a task with sequences).
+  virtual Batch cut_to_length(Batch batch, int64_t length) const {
+    (void)length;
+    return batch;
+  }
   // Random inputs and targets of the task's shapes, for benchmarks (no data needed).
   virtual Batch synthetic_batch(int64_t batch, int64_t length, const at::Generator& generator) const = 0;
 };

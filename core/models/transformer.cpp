@@ -60,4 +60,16 @@ void TransformerImpl::pretty_print(std::ostream& stream) const {
          << ", heads=" << config_.heads << ", ffn=" << config_.ffn << ")";
 }
 
+std::vector<at::Tensor> TransformerImpl::projected_weights() const {
+  std::vector<at::Tensor> out;
+  for (const auto& item : named_parameters()) {
+    const auto& name = item.key();
+    const auto dot = name.rfind('.');
+    if (item.value().dim() != 2 || name.substr(dot == std::string::npos ? 0 : dot + 1) != "weight") continue;
+    if (name.find("attention.") != std::string::npos || name.find("ffn_") != std::string::npos)
+      out.push_back(item.value());
+  }
+  return out;
+}
+
 }  // namespace comera

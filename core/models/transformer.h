@@ -6,6 +6,7 @@
 #include "core/models/encoder_layer.h"
 #include "core/models/masked_lm_head.h"
 #include "core/models/model_config.h"
+#include "core/models/projected_weights.h"
 
 #include <torch/nn/module.h>
 #include <torch/nn/pimpl.h>
@@ -14,7 +15,7 @@
 
 namespace comera {
 
-class TransformerImpl : public torch::nn::Module {
+class TransformerImpl : public torch::nn::Module, public ProjectedWeights {
  public:
   explicit TransformerImpl(ModelConfig config);
   // ids, segments: (B, T) int64; mask: (B, T), nonzero for real tokens. -> (B, T, d_model).
@@ -30,6 +31,8 @@ class TransformerImpl : public torch::nn::Module {
   VocabLoss masked_lm_loss(const at::Tensor& ids, const at::Tensor& segments, const at::Tensor& mask,
                            const at::Tensor& positions, const at::Tensor& targets);
   void pretty_print(std::ostream& stream) const override;
+  // The attention and FFN linears' 2-D weights (dense or low-rank factors alike).
+  std::vector<at::Tensor> projected_weights() const override;
 
   const ModelConfig& config() const { return config_; }
 

@@ -1,5 +1,6 @@
 #include "core/models/transformer_kind.h"
 
+#include "core/data/token_dataset.h"
 #include "core/data/token_masking.h"
 #include "core/formats/factorize.h"
 #include "core/models/model_config.h"
@@ -29,6 +30,9 @@ class TransformerTask : public Task {
   bool is_head(const std::string& name) const override {
     return name.rfind("masked_lm.", 0) == 0 || name.rfind("classification.", 0) == 0;
   }
+
+  bool has_sequences() const override { return true; }
+  Batch cut_to_length(Batch batch, int64_t length) const override { return cut_tokens(std::move(batch), length); }
 
   // The classification head reads [CLS] only; every other layer sees every token.
   int64_t layer_rows(const std::string& layer, int64_t batch, int64_t length) const override {
@@ -129,6 +133,32 @@ class TransformerKind : public ModelKind {
 
   nlohmann::json dense(const nlohmann::json& settings) const override {
     return parse_model_config(settings).dense().to_json();
+  }
+
+  // Baselines replace the attention and FFN linears (GaLore's targets too); the embeddings and
+  // the pooler stay as configured.
+  nlohmann::json apply_method(nlohmann::json model, const MethodRequest& m) const override {
+    if (m.method == "tt") {
+      if (!compressed(model))
+        throw Error("method: tt needs tensorized layers, and model.tensorized is empty (add them, or "
+                    "choose method dense)");
+    } else {
+      model.erase("tensorized");
+    }
+    model.erase("low_rank");
+    model.erase("lte");
+    for (const char* layer : {"attention", "ffn_in", "ffn_out"}) {
+      if (m.method == "lowrank") model["low_rank"][layer] = {{"rank", m.lowrank_rank}};
+      if (m.method == "lte")
+        model["lte"][layer] = {{"rank", m.lte_rank}, {"heads", m.lte_heads}, {"alpha", m.lte_alpha},
+                               {"merge_steps", m.merge_steps}};
+    }
+    return model;
+  }
+
+  nlohmann::json without_compression(nlohmann::json model) const override {
+    for (const char* form : {"tensorized", "low_rank", "lte"}) model.erase(form);
+    return model;
   }
 
   nlohmann::json body(const nlohmann::json& settings) const override {

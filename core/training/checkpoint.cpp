@@ -69,7 +69,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
 
 void save_checkpoint(const std::string& path, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, const TrainerState& state,
-                     const nlohmann::json& identity) {
+                     const nlohmann::json& identity, const at::Generator& generator) {
   torch::serialize::OutputArchive root, model_archive, optimizer_archive;
   model.save(model_archive);
   optimizer.save(optimizer_archive);
@@ -79,7 +79,7 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
   root.write("ranks", c10::IValue(nlohmann::json(allocated_ranks(model)).dump()));
   root.write("state", c10::IValue(state.to_json().dump()));
   root.write("identity", c10::IValue(identity.dump()));
-  root.write("rng", at::detail::getDefaultCPUGenerator().get_state());
+  root.write("rng", generator.get_state());
   const auto parent = std::filesystem::path(path).parent_path();
   if (!parent.empty()) std::filesystem::create_directories(parent);
   // Unique per process and call: two writers never share a temporary file.
@@ -156,12 +156,11 @@ void Checkpoint::load_optimizer(torch::optim::Optimizer& optimizer) const {
   optimizer.load(optimizer_archive);
 }
 
-void Checkpoint::restore_rng() const {
+void Checkpoint::restore_rng(at::Generator& generator) const {
   at::Tensor state;
   archive_->read("rng", state);
-  auto gen = at::detail::getDefaultCPUGenerator();
-  std::lock_guard<std::mutex> lock(gen.mutex());
-  gen.set_state(state.to(at::kCPU));  // read onto the run's device, which may be a GPU
+  std::lock_guard<std::mutex> lock(generator.mutex());
+  generator.set_state(state.to(at::kCPU));  // read onto the run's device, which may be a GPU
 }
 
 }  // namespace comera

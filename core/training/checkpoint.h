@@ -2,6 +2,7 @@
 // Checkpoints of a training run: model, optimiser, RNG, stage, epoch and step, and every
 // tensorized layer's ranks, so a resume first rebuilds truncated shapes and then loads.
 // Written to a temporary file and renamed, so a kill never leaves a half-written checkpoint.
+#include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
 
@@ -43,9 +44,10 @@ struct TrainerState {
 };
 
 // identity: what must match on resume (model and training configs); stored verbatim.
+// generator: the run's (a CPU generator), whose state a resume continues from.
 void save_checkpoint(const std::string& path, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, const TrainerState& state,
-                     const nlohmann::json& identity);
+                     const nlohmann::json& identity, const at::Generator& generator);
 
 // Where the dense build of an experiment keeps its checkpoint, given the tensorized build's:
 // results/checkpoints/X.pt -> results/checkpoints/X_dense.pt (the `--dense` naming), so a
@@ -72,8 +74,8 @@ class Checkpoint {
                      const std::function<bool(const std::string&)>& is_head) const;
   // The optimiser must have been built on the model after load_model.
   void load_optimizer(torch::optim::Optimizer& optimizer) const;
-  // The global CPU generator (dropout) continues where it was.
-  void restore_rng() const;
+  // The run's generator (masked-LM corruption, dropout seeds) continues where it was.
+  void restore_rng(at::Generator& generator) const;
 
  private:
   std::string path_;

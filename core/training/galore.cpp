@@ -1,5 +1,6 @@
 #include "core/training/galore.h"
 
+#include "core/models/projected_weights.h"
 #include "core/training/fused_adamw.h"
 #include "core/training/optimizer_groups.h"
 #include "core/training/optimizer_kind.h"
@@ -161,24 +162,12 @@ int64_t Galore::state_elements(const at::Tensor& p) const {
   return n;
 }
 
-std::vector<at::Tensor> galore_targets(const torch::nn::Module& model,
-                                       const std::vector<std::string>& targets) {
-  std::vector<at::Tensor> out;
-  for (const auto& item : model.named_parameters()) {
-    const auto& name = item.key();
-    const auto dot = name.rfind('.');
-    if (item.value().dim() != 2 || name.substr(dot == std::string::npos ? 0 : dot + 1) != "weight")
-      continue;
-    for (const auto& t : targets)
-      if (name.find(t) != std::string::npos) {
-        out.push_back(item.value());
-        break;
-      }
-  }
-  return out;
-}
-
 namespace {
+
+std::vector<at::Tensor> projected(const torch::nn::Module& model) {
+  const auto* named = dynamic_cast<const ProjectedWeights*>(&model);
+  return named ? named->projected_weights() : std::vector<at::Tensor>{};
+}
 
 class GaloreKind : public OptimizerKind {
  public:
@@ -197,7 +186,7 @@ class GaloreKind : public OptimizerKind {
     const auto options = adam_options(s, config.lr_other, config.weight_decay);
     return std::make_unique<Galore>(torch_groups(groups, config.rates(), options), options,
                                     GaloreSettings{s.at("rank"), s.at("update_proj_gap"), s.at("scale")},
-                                    galore_targets(model));
+                                    projected(model));
   }
 };
 

@@ -77,14 +77,11 @@ class Galore : public torch::optim::Optimizer, public SliceableOptimizer {
   std::unordered_set<const void*> projected_;
 };
 
-// The 2-D weights GaLore projects: parameters named "weight", two-dimensional, whose module path
-// contains one of `targets` (the reference's target modules; here attention and FFN linears).
-std::vector<at::Tensor> galore_targets(const torch::nn::Module& model,
-                                       const std::vector<std::string>& targets = {"attention.", "ffn_"});
-
 class OptimizerKind;
 
-// training.optimizer.kind "galore": AdamW's betas and eps, rank, update_proj_gap and scale.
+// training.optimizer.kind "galore": AdamW's betas and eps, rank, update_proj_gap and scale. It
+// projects the weights the model names (core/models/projected_weights.h); a model that names
+// none takes AdamW's step throughout.
 std::shared_ptr<const OptimizerKind> galore_kind();
 
 }  // namespace comera

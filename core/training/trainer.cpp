@@ -1,12 +1,13 @@
 #include "core/training/trainer.h"
 
-#include "core/data/token_dataset.h"
 #include "core/distributed/data_parallel.h"
 #include "core/layers/size.h"
 #include "core/training/lr_schedule.h"
 #include "core/training/optimizer.h"
 #include "core/training/rank_truncation.h"
 #include "core/training/sliceable_optimizer.h"
+#include "core/kernels/dropout_mask.h"
+#include "core/kernels/fast_kernels.h"
 #include "core/util/comma_list.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
@@ -21,6 +22,7 @@
 #include <chrono>
 #include <cmath>
 #include <filesystem>
+#include <mutex>
 #include <set>
 
 namespace comera {
@@ -28,6 +30,23 @@ namespace comera {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+// LibTorch's layer initialisers draw from the global CPU generator alone. The model is built
+// from it seeded with `seed`, under a lock that keeps other trainers out; `generator` goes on
+// from where the build left it (the stream a run drew from when it used the global generator
+// throughout), and the global generator is given back as it was.
+std::unique_ptr<Task> build_seeded(const ModelSpec& spec, const TaskSpec& task, const DataInfo& info,
+                                   uint64_t seed, at::Generator& generator) {
+  static std::mutex building;
+  std::lock_guard<std::mutex> lock(building);
+  auto global = at::detail::getDefaultCPUGenerator();
+  const auto before = global.clone();
+  global.set_current_seed(seed);
+  auto built = spec.build(task, info);
+  generator = global.clone();
+  global.set_state(before.get_state());
+  return built;
+}
 
 double seconds_since(Clock::time_point t0) {
   return std::chrono::duration<double>(Clock::now() - t0).count();
@@ -107,11 +126,9 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
       data_(std::move(data)),
       options_(std::move(options)),
       device_(parse_device(config_.device, "training.device")) {
+  const FastKernelsGuard kernels(options_.fast_kernels);
   memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : idle_rss_bytes();
-  if (options_.parallel && model_spec_.to_json().value("sparse_gradients", false))
-    throw Error("model.sparse_gradients: data-parallel training all-reduces dense gradients, and a "
-                "sparse one would have to be gathered row by row from every rank: set "
-                "model.sparse_gradients to false, or train with one process");
+  if (options_.parallel) model_spec_.model_kind().check_data_parallel(model_spec_.settings);
   if (!data_.train || data_.train->size() == 0)
     throw Error("the training set is empty (check the data directory)");
   if (!data_.eval || data_.eval->size() == 0)
@@ -139,8 +156,10 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
   const bool writes = !parallel || parallel->world().is_root();
   if (!options_.checkpoint.empty() && writes)
     lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
-  at::manual_seed(config_.seed);
-  task_ = model_spec_.build(config_.task, data_.info);
+  task_ = build_seeded(model_spec_, config_.task, data_.info, config_.seed, generator_);
+  if (!config_.length_phases.empty() && !task_->has_sequences())
+    throw Error("training.length_phases: a " + model_spec_.kind + " model's batches have no token "
+                "sequences to cut (remove training.length_phases)");
   auto& net = task_->model();
   // Size units come from the freshly initialised model (all d = 1).
   {
@@ -202,7 +221,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
                                            state_.size_scale, state_.initial_size);
   if (resume) {
     checkpoint->load_optimizer(*optimizer_);
-    checkpoint->restore_rng();
+    checkpoint->restore_rng(generator_);
     state_ = checkpoint->state();
     saved_step_ = state_.step;
     objective_ = std::make_unique<Objective>(config_.size_surrogate, config_.early, config_.late,
@@ -263,7 +282,7 @@ bool Trainer::save() {
   }
   if (!options_.parallel || options_.parallel->world().is_root())
     save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
-                    identity_of(model_spec_, config_, data_));
+                    identity_of(model_spec_, config_, data_), generator_);
   saved_step_ = state_.step;
   return true;
 }
@@ -353,6 +372,8 @@ TrainingProgress Trainer::progress(int64_t batches, int64_t end_step) const {
 }
 
 RunResult Trainer::run() {
+  const FastKernelsGuard kernels(options_.fast_kernels);
+  const DropoutSeeds seeds(generator_);
   RunResult result;
   const auto run_start = Clock::now();
   auto last_progress = run_start;
@@ -369,8 +390,7 @@ RunResult Trainer::run() {
     result.steps = state_.step;
     return result;
   };
-  // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
-  auto generator = at::detail::getDefaultCPUGenerator();
+  auto& generator = generator_;
   restart_memory_peaks();
   bool agreed_stop = false;
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
@@ -402,7 +422,7 @@ RunResult Trainer::run() {
       // A stream that skipped malformed lines ends before `batches`.
       if (!stream->next(host_batch)) break;
       if (const int64_t length = config_.length_at(state_.epoch, state_.step); length > 0)
-        host_batch = cut_tokens(std::move(host_batch), length);
+        host_batch = task_->cut_to_length(std::move(host_batch), length);
       const auto t0 = Clock::now();
       // Data-parallel ranks draw corruption and dropout from a stream of their own per step:
       // decorrelated across ranks, and the same again after a resume.

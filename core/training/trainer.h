@@ -14,6 +14,7 @@
 #include "core/util/accelerator.h"
 #include "core/util/memory_meter.h"
 
+#include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 
 #include <atomic>
@@ -67,6 +68,9 @@ struct TrainerOptions {
   // Data-parallel: this process is one rank of the run (core/distributed/data_parallel.h). Every
   // rank builds the same trainer; rank 0 alone writes the checkpoint and should alone report.
   DataParallel* parallel = nullptr;
+  // Off: every op takes its composite ATen path (core/kernels/fast_kernels.h), for this
+  // trainer alone.
+  bool fast_kernels = true;
 };
 
 enum class RunStatus { Completed, StepLimit, Diverged, Interrupted };
@@ -82,7 +86,8 @@ struct RunResult {
 
 class Trainer {
  public:
-  // Seeds everything from training.seed, builds the model for the task on the configured
+  // Seeds its own generator from training.seed (the model's initialisation, masked-LM
+  // corruption and dropout draw from it, not from the global one), builds the model for the task on the configured
   // device and its optimiser, and resumes from the checkpoint when asked and present. Every
   // error (a model that cannot read the data, an optimiser that cannot follow truncation, a
   // device this machine lacks, a foreign checkpoint) comes from here, before any training.
@@ -123,6 +128,8 @@ class Trainer {
   TrainerOptions options_;
   c10::Device device_;
   std::unique_ptr<Task> task_;
+  // Host-side draws (masked-LM corruption) and dropout seeds: checkpointed with the run.
+  at::Generator generator_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<Objective> objective_;
   TrainerState state_;

@@ -72,6 +72,7 @@ std::string better_openblas_core(bool avx512, const std::string& current_core) {
 
 void use_best_blas_kernels() {
   if (std::getenv(kCoreVariable)) return;
+  if (const char* off = std::getenv("COMERA_BLAS_SWITCH"); off && std::string(off) == "off") return;
   const auto core = better_openblas_core(cpu_has_avx512(), openblas_core());
   if (core.empty()) return;
   const auto args = own_arguments();

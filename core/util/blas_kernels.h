@@ -24,7 +24,8 @@ std::string better_openblas_core(bool cpu_has_avx512, const std::string& current
 // in a constructor, so setting the variable later is too late: when it is unset and
 // better_openblas_core() names a core, this sets it and re-executes /proc/self/exe with the same
 // arguments. The child has it set, so this happens once; a user's OPENBLAS_CORETYPE always
-// wins. Returns when nothing needs changing or the re-exec failed.
+// wins, and COMERA_BLAS_SWITCH=off keeps OpenBLAS's own choice without re-executing. Returns
+// when nothing needs changing or the re-exec failed.
 void use_best_blas_kernels();
 
 }  // namespace comera

@@ -36,7 +36,7 @@ struct LayerBenchmarkRow {
 
 // Gradients start unset, then forward and backward from one fixed random upstream gradient,
 // for both layers of each shape; median of the repeats after warm-up. Whether the TT layer
-// uses the thin-GEMM kernels is the caller's (set_fast_kernels, core/kernels/fast_kernels.h). on_row sees each row as it
+// uses the thin-GEMM kernels is the caller's (a FastKernelsGuard, core/kernels/fast_kernels.h). on_row sees each row as it
 // is measured.
 std::vector<LayerBenchmarkRow> benchmark_layers(
     const LayerBenchmarkOptions& options,

@@ -37,7 +37,7 @@ int run(int argc, char** argv) {
   o.warmup = r["warmup"].as<int>();
   o.device = r["device"].as<std::string>();
   const bool json = r.count("json") > 0;
-  set_fast_kernels(r["kernels"].as<bool>());
+  const FastKernelsGuard kernels(r["kernels"].as<bool>());
   std::ostream& log = json ? std::cerr : std::cout;
   const bool cpu = o.device == "cpu";
   log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()

@@ -21,7 +21,9 @@ void list_commands(const std::string& prefix) {
       std::cout << "  " << padded << cmd.summary << "\n";
     }
   std::cout << "\nexperiments/ and data/ are read from " << comera::home_dir()
-            << " (set COMERA_HOME to use another folder)\n";
+            << " (set COMERA_HOME to use another folder)\n"
+            << "On a CPU with AVX-512 whose OpenBLAS picks slower kernels, comera restarts itself once with\n"
+            << "OPENBLAS_CORETYPE=SkylakeX (docs/cpu-step.md); COMERA_BLAS_SWITCH=off keeps OpenBLAS's choice\n";
 }
 
 }  // namespace

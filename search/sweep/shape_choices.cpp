@@ -5,7 +5,6 @@
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 
-#include <algorithm>
 
 namespace comera::sweep {
 
@@ -44,19 +43,6 @@ std::vector<Choice> shape_choices(const nlohmann::json& entries, const nlohmann:
     r.finish();
   }
   return choices;
-}
-
-void cap_ranks(nlohmann::json& experiment, int64_t cap) {
-  auto& model = experiment["model"];
-  if (!model.contains("tensorized")) return;
-  for (auto& [name, layer] : model["tensorized"].items()) {
-    (void)name;
-    auto& ranks = layer["ranks"];
-    if (ranks.is_number_integer())
-      ranks = std::min(ranks.get<int64_t>(), cap);
-    else
-      for (auto& x : ranks) x = std::min(x.get<int64_t>(), cap);
-  }
 }
 
 }  // namespace comera::sweep

@@ -1,5 +1,5 @@
 #pragma once
-// The "shapes" axis of a sweep (tensor shapes of the model's tensorized layers) and rank caps.
+// The "shapes" axis of a sweep: tensor shapes of the model's tensorized layers.
 #include "search/sweep/sweep_spec.h"
 
 namespace comera::sweep {
@@ -12,7 +12,5 @@ namespace comera::sweep {
 std::vector<Choice> shape_choices(const nlohmann::json& entries, const nlohmann::json& base,
                                   const std::string& where);
 
-// Lowers every rank of every tensorized layer of the experiment's model to at most cap.
-void cap_ranks(nlohmann::json& experiment, int64_t cap);
 
 }  // namespace comera::sweep

@@ -1,10 +1,10 @@
 #include "search/sweep/trial_expansion.h"
 
+#include "core/models/model_kind.h"
 #include "core/training/checkpoint.h"
 #include "core/training/experiment.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
-#include "search/sweep/shape_choices.h"
 
 #include <cmath>
 #include <cstdio>
@@ -50,7 +50,9 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
     for (const auto& [path, value] : point[i]->patch.items()) set_path(experiment, path, value);
     label.update(point[i]->label);
   }
-  if (label.contains(kRankCapLabel)) cap_ranks(experiment, label[kRankCapLabel].get<int64_t>());
+  const auto& model_kind = model_kind_of(experiment["model"]);
+  if (label.contains(kRankCapLabel))
+    experiment["model"] = model_kind.cap_ranks(experiment["model"], label[kRankCapLabel].get<int64_t>());
   auto& training = experiment["training"];
   if (kind == Kind::Early && training.contains("late_stage")) {
     // The early stage alone, as long as it runs in the late-stage trials.
@@ -61,11 +63,11 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
   if (kind != Kind::Point) training.erase("late_stage");
   if (kind == Kind::Dense) {
     experiment.erase("method");
-    for (const char* form : {"tensorized", "low_rank", "lte"}) experiment["model"].erase(form);
+    experiment["model"] = model_kind.without_compression(experiment["model"]);
     if (training.contains("init_from"))
       training["init_from"] = dense_checkpoint_path(training["init_from"].get<std::string>());
   }
-  const bool tensorized = !experiment["model"].value("tensorized", nlohmann::json::object()).empty();
+  const bool tensorized = model_kind.compressed(experiment["model"]);
   const bool late = experiment["training"].contains("late_stage");
   // A baseline method (core/training/method.h) names its own trials.
   const std::string method = experiment.value("method", std::string());
