@@ -34,6 +34,7 @@
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <tuple>
 #include <iterator>
 #include <limits>
 #include <set>
@@ -115,8 +116,42 @@ TEST_CASE("a new database gets the current schema, WAL, foreign keys and a busy 
   CHECK(sql_int(path, "SELECT MAX(version) FROM schema_version") == latest_schema_version());
   // Opening again leaves the schema alone.
   auto again = ResultsDb::open(path);
-  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == latest_schema_version());
   CHECK(ResultsDb::upgrade(path) == 0);
+}
+
+TEST_CASE("upgrading a version-1 database stores train runs' configs in the one trial shape", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("v1.db");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    migrate(db, {migrations().front()});
+    db.exec("INSERT INTO studies (id, name, objectives, created_at) VALUES (1, 'runs', '', 'x'), "
+            "(2, 'sweep', '', 'x')");
+    const nlohmann::json train = {{"name", "small"}, {"training", {{"seed", 3}}}, {"seed", 3}};
+    const nlohmann::json swept = {{"kind", "early"}, {"point", {{"lr", 1}}}, {"seed", 0}, {"experiment", {{"name", "s"}}}};
+    SQLite::Statement insert(db, "INSERT INTO trials (uid, study_id, number, config, config_hash, seed, created_at) "
+                                 "VALUES (?, ?, 1, ?, ?, 0, 'x')");
+    for (const auto& [uid, study, config] : {std::tuple{"a", 1, train}, std::tuple{"b", 2, swept}}) {
+      insert.bind(1, uid);
+      insert.bind(2, study);
+      insert.bind(3, canonical_json(config));
+      insert.bind(4, config_hash(config));
+      insert.exec();
+      insert.reset();
+    }
+  }
+  CHECK(ResultsDb::upgrade(path) == 1);
+  auto db = ResultsDb::open(path);
+  const auto trials = list_trials(db, "runs");
+  REQUIRE(trials.size() == 1);
+  const nlohmann::json shaped = {{"point", nlohmann::json::object()}, {"seed", 3},
+                                 {"experiment", {{"name", "small"}, {"training", {{"seed", 3}}}}}};
+  CHECK(trials[0].config == shaped);
+  CHECK(trials[0].config_hash == config_hash(shaped));
+  // A sweep's trials had the shape already.
+  CHECK(list_trials(db, "sweep").at(0).config["point"]["lr"] == 1);
+  CHECK(sql_int(path, "SELECT json_extract(config, '$.experiment.training.seed') FROM trials WHERE uid = 'a'") == 3);
 }
 
 TEST_CASE("a database of another schema version is refused, naming `comera db upgrade`",
@@ -124,6 +159,7 @@ TEST_CASE("a database of another schema version is refused, naming `comera db up
   TempDir dir;
   const std::string path = dir.file("old.db");
   ResultsDb::open(path);
+  sql_exec(path, "DELETE FROM schema_version WHERE version > 1");
   sql_exec(path, "UPDATE schema_version SET version = 0");
   const std::string before = read_bytes(path);
   for (Mode mode : {Mode::ReadWrite, Mode::ReadOnly}) {
@@ -336,7 +372,7 @@ TEST_CASE("opening waits for another connection's read instead of failing as loc
   release.join();
   CHECK(failure.empty());
   CHECK(mode == "wal");
-  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == latest_schema_version());
 }
 
 TEST_CASE("processes creating, filling and claiming from one database never share a trial",
@@ -393,7 +429,7 @@ TEST_CASE("processes creating, filling and claiming from one database never shar
     }
   }
   CHECK(sql_int(path, "SELECT COUNT(*) FROM studies") == 1);
-  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM schema_version") == latest_schema_version());
   CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == trials);
   CHECK(claimed.size() == static_cast<size_t>(trials));
   CHECK(std::set<int64_t>(claimed.begin(), claimed.end()).size() == static_cast<size_t>(trials));

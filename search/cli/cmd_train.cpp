@@ -15,11 +15,10 @@
 #include "search/cli/stop_signals.h"
 #include "search/cli/rank_launcher.h"
 #include "search/cli/training_output.h"
-#include "search/environment.h"
 #include "search/runs/recorded_run.h"
+#include "search/runs/trial_config.h"
+#include "search/runs/trial_link.h"
 #include "search/store/canonical_json.h"
-#include "search/store/trial_queue.h"
-#include "search/store/trials.h"
 #include "search/sweep/sweep_spec.h"
 
 #include <nlohmann/json.hpp>
@@ -27,7 +26,6 @@
 
 #include <array>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
 #include <memory>
 
@@ -38,28 +36,6 @@ namespace {
 std::ostream& null_stream() {
   static std::ostream discard(nullptr);
   return discard;
-}
-
-// The trial a checkpoint belongs to, kept beside it so that --resume continues that trial.
-struct TrialLink {
-  std::string db;
-  int64_t trial = 0;
-};
-
-std::string link_file(const std::string& checkpoint) { return checkpoint + ".trial.json"; }
-
-std::optional<TrialLink> read_link(const std::string& checkpoint) {
-  std::ifstream in(link_file(checkpoint));
-  if (!in) return std::nullopt;
-  const auto j = nlohmann::json::parse(in, nullptr, false);
-  if (!j.is_object() || !j.contains("db") || !j.contains("trial")) return std::nullopt;
-  return TrialLink{j["db"].get<std::string>(), j["trial"].get<int64_t>()};
-}
-
-void write_link(const std::string& checkpoint, const TrialLink& link) {
-  OutputFile(link_file(checkpoint), "--checkpoint", {link.db}).write_text([&](std::ostream& out) {
-    out << nlohmann::json{{"db", link.db}, {"trial", link.trial}}.dump();
-  });
 }
 
 // The experiment file with the command line's overrides, read through the file's own checks:
@@ -253,22 +229,9 @@ int run(int argc, char** argv) {
     run.record_in(*db, trial_id, r["worker"].as<std::string>());
   } else if (db) {
     const auto worker = worker_id(checkpoint);
-    auto link = trainer.resumed() ? read_link(checkpoint) : std::nullopt;
-    // Continue the checkpoint's trial unless it has ended (a run taken further is a new trial).
-    const auto linked = link && link->db == std::filesystem::absolute(db->path()).string()
-                            ? store::load_trial(*db, link->trial)
-                            : std::nullopt;
-    if (!linked || (linked->state != store::TrialState::Running &&
-                    linked->state != store::TrialState::Failed &&
-                    linked->state != store::TrialState::Killed)) {
-      const auto trial = store::start_run(*db, trial_config(e.to_json(), e.training.seed), worker,
-                                          current_environment(e.training.device));
-      link = TrialLink{std::filesystem::absolute(db->path()).string(), trial.id};
-      write_link(checkpoint, *link);
-    } else if (linked->state != store::TrialState::Running) {
-      store::resume_trial(*db, linked->id, worker);
-    }
-    trial_id = link->trial;
+    trial_id = link_trial(*db, trial_config(e.to_json(), e.training.seed), checkpoint, worker,
+                          trainer.resumed(), e.training.device)
+                   .id;
     run.record_in(*db, trial_id, worker);
     out << "recording as trial " << trial_id << " in " << db->path() << std::endl;
   }

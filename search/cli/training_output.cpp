@@ -85,8 +85,8 @@ void show_training(TrainerOptions& options, ProgressLine& line) {
   };
 }
 
-sweep::TrialReporting trial_reporting(ProgressLine& line) {
-  sweep::TrialReporting r;
+ClaimedTrialOptions trial_reporting(ProgressLine& line) {
+  ClaimedTrialOptions r;
   r.on_message = [&line](const std::string& text) { line.finish(text); };
   r.configure_trainer = [&line](TrainerOptions& options) { show_training(options, line); };
   r.program = "/proc/self/exe";

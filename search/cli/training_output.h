@@ -4,7 +4,7 @@
 // callbacks.
 #include "core/training/epoch_metrics.h"
 #include "core/training/trainer.h"
-#include "search/sweep/trial_runner.h"
+#include "search/runs/claimed_trial.h"
 
 #include <chrono>
 #include <string>
@@ -35,6 +35,6 @@ std::string epoch_text(const EpochMetrics& m);
 // run), and chains an epoch line before `options.on_epoch`.
 void show_training(TrainerOptions& options, ProgressLine& line);
 // A sweep's trials shown the same way, their messages as lines.
-sweep::TrialReporting trial_reporting(ProgressLine& line);
+ClaimedTrialOptions trial_reporting(ProgressLine& line);
 
 }  // namespace comera::cli

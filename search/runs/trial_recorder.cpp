@@ -50,12 +50,6 @@ std::vector<std::string> recorded_metric_names(const std::vector<std::string>& t
   return names;
 }
 
-nlohmann::json trial_config(const nlohmann::json& experiment, uint64_t seed) {
-  auto config = experiment;
-  config["seed"] = seed;
-  return config;
-}
-
 TrialRecorder::TrialRecorder(store::ResultsDb& db, int64_t trial_id, std::string worker)
     : db_(db), trial_id_(trial_id), worker_(std::move(worker)),
       last_beat_(std::chrono::steady_clock::now()) {
@@ -104,6 +98,11 @@ void TrialRecorder::finish(const RunResult& result) {
       store::finish_trial(db_, trial_id_, worker_, store::TrialState::Killed, last_, result.message);
       break;
   }
+}
+
+void TrialRecorder::measured(const store::ObjectiveValues& objectives) {
+  last_ = objectives;
+  store::finish_trial(db_, trial_id_, worker_, store::TrialState::Complete, last_);
 }
 
 void TrialRecorder::fail(const std::string& error) {

@@ -23,9 +23,6 @@ inline constexpr std::chrono::seconds kMinStaleAfter = 4 * kHeartbeatInterval;
 // `task_metrics`: what the trial's task adds (ModelKind::eval_metrics, e.g. "auc").
 std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics = {});
 
-// The run's config as stored with its trial: the experiment, with the seed at the top level
-// (the store's seed column).
-nlohmann::json trial_config(const nlohmann::json& experiment, uint64_t seed);
 
 class TrialRecorder {
  public:
@@ -40,6 +37,8 @@ class TrialRecorder {
   // Complete (objectives: the last epoch's metrics), diverged, or killed (a step limit or an
   // interruption: resumable).
   void finish(const RunResult& result);
+  // Complete with measured objectives (a trial that times single steps, no epochs).
+  void measured(const store::ObjectiveValues& objectives);
   // Failed, with the error message.
   void fail(const std::string& error);
 

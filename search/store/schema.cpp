@@ -1,10 +1,12 @@
 #include "search/store/schema.h"
 
+#include "search/store/canonical_json.h"
 #include "search/store/sql_now.h"
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 #include <SQLiteCpp/Transaction.h>
+#include <nlohmann/json.hpp>
 
 namespace comera::store {
 
@@ -119,6 +121,27 @@ SELECT t.id AS trial_id, s.name AS study, t.number, t.replica, t.state, t.seed, 
 FROM trials t JOIN studies s ON s.id = t.study_id;
 )sql";
 
+// `comera train` runs stored their config as the experiment with "seed" added; every trial now
+// stores {"kind", "point", "seed", "experiment"} (search/runs/trial_config.h). "kind" is left
+// out here (it needs the model kind); trial_outcome() names such a trial from its epochs.
+void train_configs_in_trial_shape(SQLite::Database& db) {
+  SQLite::Statement rows(db, "SELECT t.id, t.config FROM trials t JOIN studies s ON s.id = t.study_id "
+                             "WHERE s.name = 'runs'");
+  SQLite::Statement update(db, "UPDATE trials SET config = ?, config_hash = ? WHERE id = ?");
+  while (rows.executeStep()) {
+    auto config = nlohmann::json::parse(rows.getColumn(1).getString(), nullptr, false);
+    if (!config.is_object() || config.contains("experiment")) continue;
+    nlohmann::json shaped = {{"point", nlohmann::json::object()}, {"seed", config.value("seed", nlohmann::json())}};
+    config.erase("seed");
+    shaped["experiment"] = config;
+    update.bind(1, canonical_json(shaped));
+    update.bind(2, config_hash(shaped));
+    update.bind(3, rows.getColumn(0).getInt64());
+    update.exec();
+    update.reset();
+  }
+}
+
 void ensure_version_table(SQLite::Database& db) {
   db.exec(
       "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
@@ -131,6 +154,8 @@ const std::vector<Migration>& migrations() {
   static const std::vector<Migration> steps = {
       {1, "studies, trials, epoch metrics, objectives, layer ranks, kernel choices",
        [](SQLite::Database& db) { db.exec(kSchemaV1); }},
+      {2, "trial configs of train runs in the shape of every trial: kind, point, seed, experiment",
+       train_configs_in_trial_shape},
   };
   return steps;
 }

@@ -22,7 +22,7 @@ struct SweepOptions {
   // kMinStaleAfter); one of this host is re-queued once its process is gone, never before.
   double stale_after_s = 300;
   int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
-  TrialReporting trials;         // how trials report (data loaded, progress, epochs, failures)
+  ClaimedTrialOptions trials;    // how trials report (data loaded, progress, epochs, failures)
   std::string device;            // where every trial computes ("cuda"); "": each its training.device
   // The sweep's own messages, one line each (trials starting and ending, requeued and stale
   // trials); the CLI prints them. Unset: none.

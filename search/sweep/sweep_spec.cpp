@@ -315,7 +315,7 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
 std::vector<std::string> recorded_objectives(bool step_measure,
                                              const std::vector<std::string>& task_metrics) {
   if (!step_measure) return recorded_metric_names(task_metrics);
-  // As TrialRunner's step measurement records them (search/sweep/trial_runner.cpp).
+  // As TrialRunner's step measurement records them (search/runs/claimed_trial.cpp).
   return {"compression",      "peak_mem_mb",  "peak_tensor_mb", "size", "size_mb",
           "step_time_min_ms", "step_time_ms", "tokens_per_s"};
 }

@@ -5,6 +5,7 @@
 #include "core/training/experiment.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
+#include "search/runs/trial_config.h"
 
 #include <cmath>
 #include <cstdio>
@@ -67,18 +68,7 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
     if (training.contains("init_from"))
       training["init_from"] = dense_checkpoint_path(training["init_from"].get<std::string>());
   }
-  const bool tensorized = model_kind.compressed(experiment["model"]);
-  const bool late = experiment["training"].contains("late_stage");
-  // A baseline method (core/training/method.h) names its own trials.
-  const std::string method = experiment.value("method", std::string());
-  const std::string name = method == "galore" || method == "lte" || method == "lowrank" ? method
-                           : !tensorized || method == "dense"                         ? "dense"
-                           : late                                                      ? "late"
-                                                                                       : "early";
-  nlohmann::json trial = {{"kind", name},
-                          {"point", label},
-                          {"seed", experiment["training"].value("seed", int64_t{0})},
-                          {"experiment", experiment}};
+  auto trial = trial_config(experiment, experiment["training"].value("seed", uint64_t{0}), label);
   if (spec.step)
     trial["step"] = {{"length", spec.step->length}, {"warmup", spec.step->warmup},
                      {"repeats", spec.step->repeats}};

@@ -1,151 +1,28 @@
 #include "search/sweep/trial_runner.h"
 
-#include "core/training/experiment.h"
-#include "core/util/error.h"
-#include "core/util/process.h"
-#include "search/bench/step_benchmark.h"
-#include "search/runs/recorded_run.h"
-#include "search/runs/trial_recorder.h"
-#include "search/store/trial_queue.h"
-
 #include <nlohmann/json.hpp>
-
-#include <csignal>
-#include <filesystem>
-#include <fstream>
-#include <memory>
-#include <thread>
 
 namespace comera::sweep {
 
-namespace {
-
-// Single training steps on random inputs: time and peak memory (no data, no epochs).
-std::string measure_step(store::ResultsDb& db, const store::Trial& trial, const std::string& worker,
-                         const ExperimentConfig& e) {
-  const auto& step = trial.config.at("step");
-  StepBenchmarkOptions o;
-  o.batch = e.training.batch_size;
-  o.length = step.at("length").get<int64_t>();
-  o.warmup = step.at("warmup").get<int>();
-  o.repeats = step.at("repeats").get<int>();
-  o.seed = e.training.seed;
-  const auto r = benchmark_step(e.model, e.training, o);
-  store::finish_trial(
-      db, trial.id, worker, store::TrialState::Complete,
-      {{"step_time_ms", r.timing.median_ms},
-       {"step_time_min_ms", r.timing.min_ms},
-       {"tokens_per_s", r.tokens_per_s()},
-       {"peak_mem_mb", r.peak_mem_mb},
-       {"peak_tensor_mb", r.peak_tensor_mb},
-       {"size", static_cast<double>(r.params)},
-       {"size_mb", static_cast<double>(r.params) * 4 / 1e6},
-       {"compression", static_cast<double>(r.dense_params) / static_cast<double>(r.params)}});
-  return "  batch " + std::to_string(o.batch) + " x " + std::to_string(o.length) + ": median " +
-         std::to_string(r.timing.median_ms) + " ms/step, tensors peak " +
-         std::to_string(r.peak_tensor_mb) + " MB, " + std::to_string(r.params) + " parameters";
-}
-
-}  // namespace
-
-void TrialRunner::message(const std::string& text) const {
-  if (reporting_.on_message) reporting_.on_message(text);
+TrialRunner::TrialRunner(ClaimedTrialOptions options, std::string device) : options_(std::move(options)) {
+  if (!device.empty()) options_.device = std::move(device);
+  options_.data = [this](const DataConfig& config) -> const TaskData& { return data(config); };
 }
 
 const TaskData& TrialRunner::data(const DataConfig& config) {
   const std::string key = config.to_json().dump();
   auto it = data_.find(key);
   if (it == data_.end()) {
-    message("loading data...");
+    const auto say = [this](const std::string& text) {
+      if (options_.on_message) options_.on_message(text);
+    };
+    say("loading data...");
     it = data_.emplace(key, load_task_data(config)).first;
     const auto& d = it->second;
-    message("data: " + std::to_string(d.train->size()) + " training " + d.train->unit() + " (" +
-            d.train_file + "), " + std::to_string(d.eval->size()) + " evaluation " +
-            d.eval->unit() + " (" + d.eval_file + ")");
+    say("data: " + std::to_string(d.train->size()) + " training " + d.train->unit() + " (" + d.train_file +
+        "), " + std::to_string(d.eval->size()) + " evaluation " + d.eval->unit() + " (" + d.eval_file + ")");
   }
   return it->second;
-}
-
-store::TrialState TrialRunner::run_ranks(store::ResultsDb& db, const store::Trial& trial,
-                                         const std::string& worker, const nlohmann::json& experiment,
-                                         int64_t nproc) {
-  const std::string name = "trial " + std::to_string(trial.number);
-  if (reporting_.program.empty())
-    throw Error(name + " asks for " + std::to_string(nproc) + " data-parallel ranks (training.nproc), "
-                "which only the comera command can launch (comera sweep)");
-  const auto checkpoint = trial_checkpoint(db.path(), trial);
-  const auto config = checkpoint + ".experiment.json";
-  std::filesystem::create_directories(std::filesystem::path(config).parent_path());
-  std::ofstream(config) << experiment.dump(2);
-  message(name + ": " + std::to_string(nproc) + " data-parallel ranks (comera train --nproc " +
-          std::to_string(nproc) + ")");
-  const pid_t pid = start_child({reporting_.program, "train", "--config", config, "--db", db.path(),
-                                 "--checkpoint", checkpoint, "--resume", "--quiet",
-                                 "--trial", std::to_string(trial.id), "--worker", worker},
-                                {}, name);
-  std::optional<int> status;
-  bool forwarded = false;
-  while (!(status = poll_process(pid))) {
-    if (reporting_.stop && reporting_.stop->load() && !forwarded) ::kill(pid, SIGTERM), forwarded = true;
-    std::this_thread::sleep_for(std::chrono::milliseconds(100));
-  }
-  const auto ended = store::load_trial(db, trial.id);
-  const auto state = ended ? ended->state : store::TrialState::Failed;
-  if (state != store::TrialState::Running) return state;
-  // The ranks ended without recording it (killed before they could): failed, resumable.
-  const std::string error = "its ranks ended (" + describe_status(*status) + ") without recording an outcome";
-  message(name + " failed: " + error);
-  TrialRecorder(db, trial.id, worker).fail(error);
-  return store::TrialState::Failed;
-}
-
-store::TrialState TrialRunner::run(store::ResultsDb& db, const store::Trial& trial,
-                                   const std::string& worker) {
-  const std::string name = "trial " + std::to_string(trial.number);
-  bool started = false;  // from then on the run records its own end
-  try {
-    auto e = parse_experiment(trial.config.at("experiment"));
-    if (!device_.empty()) e.training.device = device_;
-    if (trial.config.contains("step")) {
-      message(measure_step(db, trial, worker, e));
-      return store::TrialState::Complete;
-    }
-    if (e.training.nproc > 1) return run_ranks(db, trial, worker, trial.config.at("experiment"), e.training.nproc);
-    RecordedRunOptions o;
-    o.checkpoint = trial_checkpoint(db.path(), trial);
-    o.stop = reporting_.stop;
-    o.configure_trainer = reporting_.configure_trainer;
-    o.on_message = reporting_.on_message;
-    RecordedRun run(e, data(e.data), o, &db);
-    if (run.trainer().resumed())
-      message(name + " resumes from " + o.checkpoint + " at step " +
-              std::to_string(run.trainer().state().step));
-    run.record_in(db, trial.id, worker);
-    started = true;
-    const RunResult result = run.run();
-    switch (result.status) {
-      case RunStatus::Diverged:
-        message(name + " diverged: " + result.message);
-        return store::TrialState::Diverged;
-      case RunStatus::Interrupted:
-        message(name + " " + result.message);
-        return store::TrialState::Killed;
-      case RunStatus::StepLimit:
-      case RunStatus::Completed:
-        return store::TrialState::Complete;
-    }
-    return store::TrialState::Complete;
-  } catch (const std::exception& ex) {
-    const std::string error = error_message(ex);
-    message(name + " failed: " + error);
-    if (!started) try {
-        TrialRecorder(db, trial.id, worker).fail(error);
-      } catch (const std::exception& again) {
-        // Taken from us meanwhile (declared stale and re-queued): nothing of ours to record.
-        message(name + ": " + error_message(again));
-      }
-    return store::TrialState::Failed;
-  }
 }
 
 }  // namespace comera::sweep
