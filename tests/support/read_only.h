@@ -1,7 +1,8 @@
 #pragma once
 // Runs the comera CLI while a file or folder is read-only. Tests often run as root, where chmod
 // stops no write: there the target becomes a read-only bind mount in a private mount namespace
-// (gone when the command ends); for other users chmod does.
+// (gone when the command ends); for other users chmod does. Cases that use it carry the tag
+// [readonly]: ctest skips them, counted, where can_make_read_only.sh says neither way works.
 #include "tests/support/cli_process.h"
 
 #include <unistd.h>
