@@ -352,3 +352,18 @@ TEST_CASE("the contraction axis sets each trial's training.contraction, which pa
   }
   CHECK(policies == std::set<std::string>{"tuned", "merged", "core-by-core", "reconstruct"});
 }
+
+TEST_CASE("an objective some of a sweep's trials never record is refused before any trial", "[sweep]") {
+  // Late-stage targets: the dense and early baselines have no late stage.
+  json j = spec_with({{"targets", {{"loss", {1.0}}, {"size_ratio", {0.5}}}}});
+  j["objectives"] = "loss_target:min,size:min";
+  CHECK(expand_trials(parse_sweep_spec(j)).size() == 1);
+  j["baselines"] = {"dense"};
+  CHECK_THROWS_WITH(expand_trials(parse_sweep_spec(j)),
+                    Contains("objectives: 'loss_target' is not recorded by its dense trials (they have no late stage)"));
+  // The all-reduce figures: one process records none.
+  j = spec_with({{"seeds", {0}}});
+  j["objectives"] = "all_reduce_mb:min,size:min";
+  CHECK_THROWS_WITH(expand_trials(parse_sweep_spec(j)),
+                    Contains("'all_reduce_mb' is not recorded by its late trials (they train in one process"));
+}

@@ -117,3 +117,24 @@ TEST_CASE("a claimed trial that times single steps is recorded complete with its
   CHECK(run_claimed_trial(db, *bad, "w", o) == store::TrialState::Failed);
   CHECK_THAT(store::load_trial(db, bad->id)->error, Catch::Matchers::Contains("training.batch_size"));
 }
+
+TEST_CASE("a trained trial whose end cannot be recorded ends failed with the reason, not running",
+          "[lifecycle]") {
+  TempDir dir;
+  auto db = store::ResultsDb::open(dir.file("r.db"));
+  // An objective no training trial records (a sweep spec refuses it; an older database may hold it).
+  const auto study = store::create_or_get_study(db, "odd", nlohmann::json::object(), "made_up:min");
+  auto e = experiment();
+  e["training"]["epochs"] = 1;
+  store::enqueue_trials(db, study, {trial_config(e, 5)});
+  const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
+  REQUIRE(trial);
+  const auto data = testing::pairs_data(testing::synthetic_pairs(8, 1), testing::synthetic_pairs(4, 2));
+  ClaimedTrialOptions o;
+  o.data = [&](const DataConfig&) -> const TaskData& { return data; };
+  CHECK(run_claimed_trial(db, *trial, "w", o) == store::TrialState::Failed);
+  const auto ended = store::load_trial(db, trial->id);
+  CHECK(ended->state == store::TrialState::Failed);
+  CHECK_THAT(ended->error, Catch::Matchers::Contains("its end could not be recorded") &&
+                               Catch::Matchers::Contains("made_up"));
+}

@@ -85,7 +85,15 @@ RunResult RecordedRun::run() {
     if (recorder_) recorder_->fail(error_message(ex));
     throw;
   }
-  if (recorder_) recorder_->finish(result);
+  if (recorder_) {
+    try {
+      recorder_->finish(result);
+    } catch (const std::exception& ex) {
+      // Left running, the trial would be neither resumed nor rerun: failed, with the reason.
+      recorder_->fail("its end could not be recorded: " + error_message(ex));
+      throw;
+    }
+  }
   return result;
 }
 

@@ -1,5 +1,8 @@
 #include "search/runs/trial_recorder.h"
 
+#include "core/training/experiment.h"
+#include "core/util/comma_list.h"
+
 #include "search/store/epoch_metrics.h"
 #include "search/store/layer_ranks.h"
 
@@ -48,6 +51,34 @@ std::vector<std::string> recorded_metric_names(const std::vector<std::string>& t
   for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
   std::sort(names.begin(), names.end());
   return names;
+}
+
+const std::vector<std::string>& step_objective_names() {
+  static const std::vector<std::string> names = {"compression",      "peak_mem_mb",  "peak_tensor_mb",
+                                                 "size",             "size_mb",      "step_time_min_ms",
+                                                 "step_time_ms",     "tokens_per_s"};
+  return names;
+}
+
+std::vector<std::string> recorded_objectives(const nlohmann::json& config) {
+  if (config.contains("step")) return step_objective_names();
+  const auto e = parse_experiment(config.at("experiment"));
+  std::vector<std::string> names = e.model.model_kind().eval_metrics(e.training.task);
+  for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
+  if (e.training.late.enabled) names.insert(names.end(), kLateTargets.begin(), kLateTargets.end());
+  if (e.training.nproc > 1) names.insert(names.end(), kDataParallel.begin(), kDataParallel.end());
+  std::sort(names.begin(), names.end());
+  return names;
+}
+
+std::string unrecorded_reason(const nlohmann::json& config, const std::string& objective) {
+  const auto names = recorded_objectives(config);
+  if (std::find(names.begin(), names.end(), objective) != names.end()) return "";
+  if (std::find(kLateTargets.begin(), kLateTargets.end(), objective) != kLateTargets.end())
+    return "they have no late stage";
+  if (std::find(kDataParallel.begin(), kDataParallel.end(), objective) != kDataParallel.end())
+    return "they train in one process (training.nproc 1)";
+  return "it is not among what they record: " + join_names(names);
 }
 
 TrialRecorder::TrialRecorder(store::ResultsDb& db, int64_t trial_id, std::string worker)

@@ -22,6 +22,13 @@ inline constexpr std::chrono::seconds kMinStaleAfter = 4 * kHeartbeatInterval;
 // The metrics TrialRecorder::epoch records every epoch: the objectives a training trial can have.
 // `task_metrics`: what the trial's task adds (ModelKind::eval_metrics, e.g. "auc").
 std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics = {});
+// What a trial that times single steps records (claimed_trial.h).
+const std::vector<std::string>& step_objective_names();
+// The objectives a trial of `config` (trial_config.h's shape) records at its end: the late
+// stage's targets only with a late stage, the all-reduce figures only with training.nproc > 1.
+std::vector<std::string> recorded_objectives(const nlohmann::json& config);
+// Why a trial of `config` records no `objective` ("" when it does).
+std::string unrecorded_reason(const nlohmann::json& config, const std::string& objective);
 
 
 class TrialRecorder {

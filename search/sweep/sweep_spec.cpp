@@ -314,10 +314,7 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
 
 std::vector<std::string> recorded_objectives(bool step_measure,
                                              const std::vector<std::string>& task_metrics) {
-  if (!step_measure) return recorded_metric_names(task_metrics);
-  // As TrialRunner's step measurement records them (search/runs/claimed_trial.cpp).
-  return {"compression",      "peak_mem_mb",  "peak_tensor_mb", "size", "size_mb",
-          "step_time_min_ms", "step_time_ms", "tokens_per_s"};
+  return step_measure ? step_objective_names() : recorded_metric_names(task_metrics);
 }
 
 SweepSpec load_sweep_spec(const std::string& file, const std::string& reference) {

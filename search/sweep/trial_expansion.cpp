@@ -6,6 +6,8 @@
 #include "core/util/error.h"
 #include "core/util/random.h"
 #include "search/runs/trial_config.h"
+#include "search/runs/trial_recorder.h"
+#include "search/store/studies.h"
 
 #include <cmath>
 #include <cstdio>
@@ -136,6 +138,13 @@ std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
   if (spec.early_baseline)
     for (const auto& p : points) add(p, Kind::Early);
   for (const auto& p : points) add(p, Kind::Point);
+  // A trial that cannot record an objective would fail at its end, after all its work.
+  for (const auto& objective : store::parse_objectives(spec.objectives))
+    for (const auto& trial : trials)
+      if (const auto why = unrecorded_reason(trial, objective.name); !why.empty())
+        throw Error("sweep " + spec.name + ": objectives: '" + objective.name + "' is not recorded by its " +
+                    trial["kind"].get<std::string>() + " trials (" + why +
+                    "): choose objectives every trial records, or leave those trials out");
   return trials;
 }
 
