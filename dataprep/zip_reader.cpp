@@ -2,88 +2,70 @@
 
 #include "core/util/error.h"
 
-#include <zlib.h>
-
-#include <fstream>
-#include <sstream>
+#include <zip.h>
 
 namespace comera {
 
+struct ZipReader::Archive {
+  zip_t* zip = nullptr;
+  ~Archive() {
+    if (zip) zip_discard(zip);  // read-only: nothing to write back
+  }
+};
+
 namespace {
 
-uint64_t little_endian(const std::string& d, size_t at, int bytes) {
-  uint64_t v = 0;
-  for (int k = bytes - 1; k >= 0; --k) v = (v << 8) | static_cast<unsigned char>(d[at + static_cast<size_t>(k)]);
-  return v;
+std::string zip_error_text(int code) {
+  zip_error_t error;
+  zip_error_init_with_code(&error, code);
+  std::string text = zip_error_strerror(&error);
+  zip_error_fini(&error);
+  return text;
 }
 
 }  // namespace
 
-ZipReader::ZipReader(const std::string& path) : path_(path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + " (check the path)");
-  std::ostringstream buffer;
-  buffer << in.rdbuf();
-  data_ = buffer.str();
-  const auto fail = [&](const std::string& what) {
-    return Error(path + " is not a zip archive this reader takes (" + what + ")");
-  };
-  // The end-of-directory record: the last 22 bytes plus a comment of up to 64 KiB.
-  size_t eocd = std::string::npos;
-  if (data_.size() >= 22)
-    for (size_t at = data_.size() - 22;; --at) {
-      if (little_endian(data_, at, 4) == 0x06054b50) {
-        eocd = at;
-        break;
-      }
-      if (at == 0 || data_.size() - at > 22 + 65535) break;
-    }
-  if (eocd == std::string::npos) throw fail("no end-of-directory record");
-  const uint64_t count = little_endian(data_, eocd + 10, 2);
-  uint64_t at = little_endian(data_, eocd + 16, 4);
-  if (count == 0xFFFF || at == 0xFFFFFFFF) throw fail("zip64 archives are not supported");
-  for (uint64_t i = 0; i < count; ++i) {
-    if (at + 46 > data_.size() || little_endian(data_, at, 4) != 0x02014b50)
-      throw fail("directory entry " + std::to_string(i) + " is damaged");
-    Entry e;
-    e.method = static_cast<uint16_t>(little_endian(data_, at + 10, 2));
-    e.compressed = little_endian(data_, at + 20, 4);
-    e.size = little_endian(data_, at + 24, 4);
-    const uint64_t name = little_endian(data_, at + 28, 2), extra = little_endian(data_, at + 30, 2),
-                   comment = little_endian(data_, at + 32, 2);
-    e.header_offset = little_endian(data_, at + 42, 4);
-    if (at + 46 + name > data_.size()) throw fail("directory entry " + std::to_string(i) + " is cut short");
-    e.name = data_.substr(at + 46, name);
-    entries_.push_back(std::move(e));
-    at += 46 + name + extra + comment;
+ZipReader::ZipReader(const std::string& path) : path_(path), archive_(std::make_unique<Archive>()) {
+  int code = 0;
+  // ZIP_CHECKCONS: a directory that disagrees with the local headers is an error, not a guess.
+  archive_->zip = zip_open(path.c_str(), ZIP_RDONLY | ZIP_CHECKCONS, &code);
+  if (!archive_->zip)
+    throw Error(path + " is not a zip archive that can be read (" + zip_error_text(code) + ")");
+  const zip_int64_t count = zip_get_num_entries(archive_->zip, 0);
+  for (zip_int64_t i = 0; i < count; ++i) {
+    zip_stat_t stat;
+    zip_stat_init(&stat);
+    if (zip_stat_index(archive_->zip, static_cast<zip_uint64_t>(i), 0, &stat) != 0 ||
+        !(stat.valid & ZIP_STAT_NAME) || !(stat.valid & ZIP_STAT_SIZE))
+      throw Error(path + ": directory entry " + std::to_string(i) + " is damaged (" +
+                  zip_strerror(archive_->zip) + ")");
+    entries_.push_back({stat.name, static_cast<uint64_t>(i), stat.size});
   }
 }
+
+ZipReader::~ZipReader() = default;
 
 std::string ZipReader::read(const Entry& e) const {
   const auto fail = [&](const std::string& what) {
     return Error(path_ + ": " + e.name + " cannot be read (" + what + ")");
   };
-  const uint64_t h = e.header_offset;
-  if (h + 30 > data_.size() || little_endian(data_, h, 4) != 0x04034b50) throw fail("damaged local header");
-  const uint64_t start = h + 30 + little_endian(data_, h + 26, 2) + little_endian(data_, h + 28, 2);
-  if (start + e.compressed > data_.size()) throw fail("data cut short");
-  if (e.method == 0) {
-    if (e.compressed != e.size) throw fail("stored sizes disagree");
-    return data_.substr(start, e.size);
-  }
-  if (e.method != 8) throw fail("compression method " + std::to_string(e.method) + " is not deflate");
-  if (e.size == 0) return "";
+  zip_file_t* file = zip_fopen_index(archive_->zip, e.index, 0);
+  if (!file) throw fail(zip_strerror(archive_->zip));
   std::string out(e.size, '\0');
-  z_stream z{};
-  if (inflateInit2(&z, -MAX_WBITS) != Z_OK) throw fail("zlib would not start");
-  z.next_in = reinterpret_cast<Bytef*>(const_cast<char*>(data_.data() + start));
-  z.avail_in = static_cast<uInt>(e.compressed);
-  z.next_out = reinterpret_cast<Bytef*>(out.data());
-  z.avail_out = static_cast<uInt>(out.size());
-  const int code = inflate(&z, Z_FINISH);
-  const uint64_t produced = z.total_out;
-  inflateEnd(&z);
-  if (code != Z_STREAM_END || produced != e.size) throw fail("damaged deflate data");
+  zip_int64_t got = 0;
+  while (static_cast<uint64_t>(got) < e.size) {
+    const zip_int64_t n = zip_fread(file, out.data() + got, e.size - static_cast<uint64_t>(got));
+    if (n <= 0) break;
+    got += n;
+  }
+  // One byte more than the directory says means it lied about the size.
+  char extra = 0;
+  const bool longer = got == static_cast<zip_int64_t>(e.size) && zip_fread(file, &extra, 1) > 0;
+  const std::string error = zip_file_strerror(file);
+  const bool damaged = got < 0 || static_cast<uint64_t>(got) != e.size || longer ||
+                       zip_error_code_zip(zip_file_get_error(file)) != ZIP_ER_OK;
+  zip_fclose(file);
+  if (damaged) throw fail(longer ? "longer than its directory entry says" : error);
   return out;
 }
 

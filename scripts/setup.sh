@@ -23,6 +23,7 @@ packages=(
   libsqlitecpp-dev sqlite3 nlohmann-json3-dev libcxxopts-dev catch2
   libssl-dev                 # SHA-256 of canonical configs (OpenSSL libcrypto)
   zlib1g-dev                 # .gz files read directly: CodeSearchNet, Criteo click logs
+  libzip-dev                 # zip archives read in place (OpenJDK's src.zip for the code corpus)
   libtcmalloc-minimal4       # keeps large step temporaries mapped between steps
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task

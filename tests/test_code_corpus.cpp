@@ -231,3 +231,43 @@ TEST_CASE("the code corpus refuses what it cannot build, before any work", "[cod
   o.test_fraction = 0.5;
   CHECK_THROWS_WITH(build_code_corpus(o), Contains("leave room for train"));
 }
+
+TEST_CASE("zip archives through libzip: zip64 entries read, damaged archives named", "[code_corpus]") {
+  // Written by Python's zipfile with force_zip64: its entry carries zip64 sizes.
+  const ZipReader zip64(kFixtures + "/zip64.zip");
+  REQUIRE(zip64.entries().size() == 1);
+  CHECK(zip64.entries()[0].name == "big/One.java");
+  CHECK(zip64.read(zip64.entries()[0]) == "class One {}\n");
+
+  comera::testing::TempDir temp;
+  const auto whole = read_file(kFixtures + "/java.zip");
+  const auto cut = temp.file("cut.zip"), text = temp.file("notes.zip");
+  std::ofstream(cut, std::ios::binary) << whole.substr(0, whole.size() / 2);
+  std::ofstream(text) << "not an archive\n";
+  for (const auto& bad : {cut, text})
+    CHECK_THROWS_WITH(ZipReader(bad), Catch::Matchers::Contains(bad) &&
+                                          Catch::Matchers::Contains("is not a zip archive that can be read"));
+  CHECK_THROWS_WITH(ZipReader(temp.file("missing.zip")), Catch::Matchers::Contains("missing.zip"));
+  // A damaged member's data: its CRC no longer matches.
+  auto flipped = whole;
+  const auto at = flipped.find("package util;");
+  const ZipReader original(kFixtures + "/java.zip");
+  if (at != std::string::npos) {
+    flipped[at] ^= 0x20;  // a stored entry: flip a byte of its text
+  } else {
+    flipped[flipped.size() / 3] ^= 0x55;
+  }
+  const auto damaged = temp.file("damaged.zip");
+  std::ofstream(damaged, std::ios::binary) << flipped;
+  const ZipReader reader(damaged);
+  bool refused = false;
+  for (const auto& e : reader.entries()) {
+    try {
+      reader.read(e);
+    } catch (const comera::Error& error) {
+      refused = true;
+      CHECK_THAT(std::string(error.what()), Catch::Matchers::Contains(damaged) && Catch::Matchers::Contains(e.name));
+    }
+  }
+  CHECK(refused);
+}
