@@ -370,6 +370,16 @@ TEST_CASE("model.low_rank and model.lte choose layer kinds per layer", "[baselin
   auto typo = base;
   typo["lte"] = {{"ffn_in", {{"rank", 3}, {"head", 2}}}};
   CHECK_THROWS_WITH(parse_model_config(typo), Contains("model.lte.ffn_in.head"));
+  // A rank above min(in, out) holds more parameters than the dense layer (ffn_in: 8 x 16).
+  auto wide = base;
+  wide["low_rank"] = {{"ffn_in", {{"rank", 9}}}};
+  CHECK_THROWS_WITH(parse_model_config(wide), Contains("model.low_rank.ffn_in.rank: 9 is above the layer's rank "
+                                                        "bound 8") && Contains("give at most 8"));
+  wide["low_rank"] = {{"ffn_in", {{"rank", 8}}}};
+  CHECK(parse_model_config(wide).ffn_in.low_rank == 8);
+  wide.erase("low_rank");
+  wide["lte"] = {{"attention", {{"rank", 12}}}};
+  CHECK_THROWS_WITH(parse_model_config(wide), Contains("model.lte.attention.rank: 12 is above"));
 }
 
 TEST_CASE("the method key rewrites an experiment into explicit settings", "[baselines]") {

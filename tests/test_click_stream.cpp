@@ -241,3 +241,37 @@ TEST_CASE("a DLRM run refuses what only sequence models have, naming it, before 
   auto experiment = nlohmann::json{{"method", "lowrank"}, {"model", tiny_dlrm().to_json()}};
   CHECK_THROWS_WITH(apply_method(experiment), Contains("method: lowrank: a dlrm model has no baseline methods"));
 }
+
+TEST_CASE("an evaluation set of one label is refused before training: its AUC is undefined", "[criteo]") {
+  TempDir dir;
+  const auto logs = write_logs(dir, 40, 10);
+  auto data = load_task_data(click_config(logs, false));
+  // Keep the evaluation examples of label 0 only.
+  std::vector<int64_t> negatives;
+  const auto all = data.eval->batch([&] {
+    std::vector<int64_t> ids(static_cast<size_t>(data.eval->size()));
+    for (size_t i = 0; i < ids.size(); ++i) ids[i] = static_cast<int64_t>(i);
+    return ids;
+  }());
+  for (int64_t i = 0; i < all.at("labels").size(0); ++i)
+    if (all.at("labels")[i].item<double>() < 0.5) negatives.push_back(i);
+  REQUIRE(!negatives.empty());
+  REQUIRE(negatives.size() < static_cast<size_t>(data.eval->size()));
+  struct Subset : Dataset {
+    std::shared_ptr<const Dataset> whole;
+    std::vector<int64_t> keep;
+    int64_t size() const override { return static_cast<int64_t>(keep.size()); }
+    Batch batch(const std::vector<int64_t>& indices) const override {
+      std::vector<int64_t> mapped;
+      for (const auto i : indices) mapped.push_back(keep[static_cast<size_t>(i)]);
+      return whole->batch(mapped);
+    }
+    std::string unit() const override { return whole->unit(); }
+  };
+  auto only_zeros = std::make_shared<Subset>();
+  only_zeros->whole = data.eval;
+  only_zeros->keep = negatives;
+  data.eval = only_zeros;
+  CHECK_THROWS_WITH(Trainer(tiny_dlrm(), tiny_training(), data, {}),
+                    Contains("are all non-clicks (label 0): its AUC is undefined"));
+}

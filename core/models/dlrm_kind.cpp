@@ -1,5 +1,6 @@
 #include "core/models/dlrm_kind.h"
 
+#include "core/data/dataset.h"
 #include "core/formats/factorize.h"
 #include "core/models/dlrm.h"
 #include "core/util/config_reader.h"
@@ -34,6 +35,22 @@ class DlrmTask : public Task {
     out.scores = at::sigmoid(logits).detach();
     out.targets = targets;
     return out;
+  }
+
+  // AUC needs a click and a non-click among the evaluation examples.
+  void check_eval_set(const Dataset& eval) const override {
+    int64_t positives = 0, examples = 0;
+    const auto stream = eval.batches(4096);
+    Batch b;
+    while (stream->next(b)) {
+      positives += (b.at("labels") > 0.5).sum().item<int64_t>();
+      examples += b.at("labels").size(0);
+    }
+    if (examples > 0 && (positives == 0 || positives == examples))
+      throw Error("the evaluation set's " + std::to_string(examples) + " examples are all " +
+                  (positives == 0 ? "non-clicks (label 0)" : "clicks (label 1)") +
+                  ": its AUC is undefined. Evaluate on examples with both labels (another data.eval, "
+                  "a larger data.eval_limit, or data.criteo.eval_part)");
   }
 
   // No head: a run initialised from a checkpoint takes every layer.

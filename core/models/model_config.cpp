@@ -7,6 +7,9 @@
 
 #include <nlohmann/json.hpp>
 
+#include <algorithm>
+#include <utility>
+
 namespace comera {
 
 namespace {
@@ -53,7 +56,16 @@ void check_single_form(const ConfigReader& r, const std::string& name, const Lin
                 "; give each layer kind one form");
 }
 
-// Each layer kind present in `r` read into its spec by `read` (its other keys are errors).
+// The (in, out) features of a linear layer kind.
+std::pair<int64_t, int64_t> features_of(const ModelConfig& c, const std::string& name) {
+  if (name == "ffn_in") return {c.d_model, c.ffn};
+  if (name == "ffn_out") return {c.ffn, c.d_model};
+  return {c.d_model, c.d_model};
+}
+
+// Each layer kind present in `r` read into its spec by `read` (its other keys are errors), which
+// is given the layer's rank bound: min(in, out), above which factors add parameters and nothing
+// a dense layer lacks.
 template <typename Read>
 void read_forms(const ConfigReader& r, ModelConfig& c, Read&& read) {
   for (const char* name : kLinearKinds) {
@@ -61,23 +73,33 @@ void read_forms(const ConfigReader& r, ModelConfig& c, Read&& read) {
     auto& spec = linear_of(c, name);
     check_single_form(r, name, spec);
     const auto layer = r.object(name);
-    read(layer, spec);
+    const auto [in, out] = features_of(c, name);
+    read(layer, spec, std::min(in, out));
     layer.finish();
   }
   r.finish();
 }
 
+int64_t read_rank(const ConfigReader& layer, int64_t bound, const char* example) {
+  if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (" + example + ")");
+  const auto rank = layer.integer("rank", 0, 1);
+  if (rank > bound)
+    throw Error(layer.key_path("rank") + ": " + std::to_string(rank) + " is above the layer's rank bound " +
+                std::to_string(bound) + " (the smaller of its in and out features), where the factors "
+                "hold more parameters than the dense layer and can express nothing more: give at most " +
+                std::to_string(bound));
+  return rank;
+}
+
 void read_low_rank(const ConfigReader& r, ModelConfig& c) {
-  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec) {
-    if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (the factors' rank, e.g. 16)");
-    spec.low_rank = layer.integer("rank", 0, 1);
+  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec, int64_t bound) {
+    spec.low_rank = read_rank(layer, bound, "the factors' rank, e.g. 16");
   });
 }
 
 void read_lte(const ConfigReader& r, ModelConfig& c) {
-  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec) {
-    if (!layer.has("rank")) throw Error(layer.key_path("rank") + ": required (the LoRA rank, e.g. 8)");
-    spec.lte.rank = layer.integer("rank", 0, 1);
+  read_forms(r, c, [](const ConfigReader& layer, LinearSpec& spec, int64_t bound) {
+    spec.lte.rank = read_rank(layer, bound, "the LoRA rank, e.g. 8");
     spec.lte.heads = layer.integer("heads", spec.lte.heads, 1);
     spec.lte.alpha = layer.number("alpha", spec.lte.alpha, 1e-12);
     spec.lte.merge_steps = layer.integer("merge_steps", spec.lte.merge_steps, 1);

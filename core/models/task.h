@@ -15,6 +15,8 @@ class Module;
 
 namespace comera {
 
+class Dataset;
+
 // The training section's choice of task ("classification", "masked_lm", ...), with its
 // settings; the model kind says which tasks it can be trained for.
 struct TaskSpec {
@@ -55,6 +57,9 @@ class Task {
   // Rows the tensorized layer at module path `layer` multiplies per step, for `batch`
   // examples of `length` tokens (the tuner keys its contraction plans on it).
   virtual int64_t layer_rows(const std::string& layer, int64_t batch, int64_t length) const = 0;
+  // An error naming the fix when evaluation on `eval` could not report what the task reports
+  // (AUC of an evaluation set with one label); checked before training.
+  virtual void check_eval_set(const Dataset& eval) const { (void)eval; }
   // Whether its batches are token sequences that training.length_phases may cut; a task
   // without them refuses phases before training starts.
   virtual bool has_sequences() const { return false; }

@@ -157,6 +157,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
   if (!options_.checkpoint.empty() && writes)
     lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
   task_ = build_seeded(model_spec_, config_.task, data_.info, config_.seed, generator_);
+  task_->check_eval_set(*data_.eval);
   if (!config_.length_phases.empty() && !task_->has_sequences())
     throw Error("training.length_phases: a " + model_spec_.kind + " model's batches have no token "
                 "sequences to cut (remove training.length_phases)");
