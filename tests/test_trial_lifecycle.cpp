@@ -2,9 +2,13 @@
 // trains; a `comera train` run's trial linked to its checkpoint and continued on resume; a
 // claimed trial that times single steps recorded through the same recorder as training.
 #include "search/environment.h"
+#include "core/training/experiment.h"
+#include "search/runs/claim_heartbeat.h"
 #include "search/runs/claimed_trial.h"
+#include "search/runs/recorded_run.h"
 #include "search/runs/trial_config.h"
 #include "search/runs/trial_link.h"
+#include "search/store/epoch_metrics.h"
 #include "search/store/objectives.h"
 #include "search/store/studies.h"
 #include "search/store/trial_queue.h"
@@ -15,7 +19,9 @@
 
 #include <SQLiteCpp/Statement.h>
 
+#include <atomic>
 #include <filesystem>
+#include <thread>
 #include <tuple>
 
 using namespace comera;
@@ -137,4 +143,65 @@ TEST_CASE("a trained trial whose end cannot be recorded ends failed with the rea
   CHECK(ended->state == store::TrialState::Failed);
   CHECK_THAT(ended->error, Catch::Matchers::Contains("its end could not be recorded") &&
                                Catch::Matchers::Contains("made_up"));
+}
+
+TEST_CASE("the heartbeat goes on without steps, from its own connection, and notices a lost claim",
+          "[lifecycle]") {
+  TempDir dir;
+  const auto path = dir.file("r.db");
+  auto db = store::ResultsDb::open(path);
+  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object());
+  store::enqueue_trials(db, study, {trial_config(experiment(), 5)});
+  const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
+  REQUIRE(trial);
+  auto beat_at = [&] { return store::load_trial(db, trial->id)->heartbeat_at; };
+  const auto first = beat_at();
+  std::atomic<bool> lost{false};
+  {
+    ClaimHeartbeat heartbeat(path, trial->id, "w", std::chrono::milliseconds(20), &lost);
+    // No step, no epoch: the thread alone moves the heartbeat on (SQLite's clock has ms).
+    bool moved = false;
+    for (int i = 0; i < 500 && !moved; ++i) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+      moved = beat_at() != first;
+    }
+    CHECK(moved);
+    CHECK_FALSE(lost);
+    // Declared stale and claimed by another worker: the claim is lost.
+    REQUIRE(store::requeue_trial(db, trial->id, store::TrialState::Running, "w"));
+    REQUIRE(store::claim_next_trial(db, study.id, "w2", current_environment()));
+    for (int i = 0; i < 500 && !lost; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    CHECK(lost);
+  }
+  CHECK(store::load_trial(db, trial->id)->worker == "w2");
+}
+
+TEST_CASE("a run whose trial is claimed elsewhere stops and records nothing over the new holder's",
+          "[lifecycle]") {
+  TempDir dir;
+  const auto path = dir.file("r.db");
+  auto db = store::ResultsDb::open(path);
+  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object());
+  auto e = experiment();
+  e["training"]["epochs"] = 100000;  // it ends by losing its claim, long before this
+  store::enqueue_trials(db, study, {trial_config(e, 5)});
+  const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
+  REQUIRE(trial);
+  const auto data = testing::pairs_data(testing::synthetic_pairs(8, 1), testing::synthetic_pairs(4, 2));
+  RecordedRunOptions o;
+  o.heartbeat_interval = std::chrono::milliseconds(20);
+  RecordedRun run(parse_experiment(e), data, o, &db);
+  run.record_in(db, trial->id, "w");
+  std::thread thief([&] {
+    auto other = store::ResultsDb::open(path);
+    // Once an epoch is recorded, declare the trial stale and claim it as another worker.
+    while (store::read_epochs(other.sql(), trial->id).empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    store::requeue_trial(other, trial->id, store::TrialState::Running, "w");
+    store::claim_next_trial(other, study.id, "w2", current_environment());
+  });
+  CHECK_THROWS_WITH(run.run(), Catch::Matchers::Contains("is no longer this worker's"));
+  thief.join();
+  const auto now = store::load_trial(db, trial->id);
+  CHECK(now->state == store::TrialState::Running);
+  CHECK(now->worker == "w2");
 }

@@ -407,7 +407,7 @@ RunResult Trainer::run() {
     while (state_.step_in_epoch < batches) {
       // Data-parallel ranks stop where they agreed to (the previous step's all-reduce carries
       // each rank's request), so none waits in a collective for a rank that has left.
-      const bool asked = options_.stop && options_.stop->load();
+      const bool asked = (options_.stop && options_.stop->load()) || (options_.lost && options_.lost->load());
       if (parallel ? agreed_stop : asked) {
         interrupted = true;
         break;

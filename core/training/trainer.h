@@ -60,11 +60,14 @@ struct TrainerOptions {
   std::function<void(const std::string&)> on_notice;
   // Called after each epoch's checkpoint is written.
   std::function<void(const EpochMetrics&)> on_epoch;
-  // Called after every optimiser step (e.g. a database heartbeat).
+  // Called after every optimiser step.
   std::function<void()> on_step;
   // Set (e.g. by a signal handler) to stop at the next step: the checkpoint is written and the
   // run ends Interrupted, resumable.
   const std::atomic<bool>* stop = nullptr;
+  // Set when the run's record is no longer its own (its trial claimed elsewhere): it stops as
+  // for `stop`, and whoever set it decides what, if anything, is recorded.
+  const std::atomic<bool>* lost = nullptr;
   // Data-parallel: this process is one rank of the run (core/distributed/data_parallel.h). Every
   // rank builds the same trainer; rank 0 alone writes the checkpoint and should alone report.
   DataParallel* parallel = nullptr;

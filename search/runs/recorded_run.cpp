@@ -29,9 +29,9 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
     plan_layers();
   };
   t.on_step = [this] {
-    if (recorder_) recorder_->heartbeat();
     if (experiment_.training.truncation.when == TruncateWhen::Steps) plan_layers();
   };
+  t.lost = &lost_;
   if (options_.configure_trainer) options_.configure_trainer(t);
   trainer_ = std::make_unique<Trainer>(experiment_.model, experiment_.training, std::move(data), t);
 }
@@ -40,6 +40,7 @@ RecordedRun::~RecordedRun() = default;
 
 void RecordedRun::record_in(store::ResultsDb& db, int64_t trial_id, const std::string& worker) {
   recorder_ = std::make_unique<TrialRecorder>(db, trial_id, worker);
+  heartbeat_ = std::make_unique<ClaimHeartbeat>(db.path(), trial_id, worker, options_.heartbeat_interval, &lost_);
 }
 
 void RecordedRun::plan_layers() {
@@ -82,9 +83,15 @@ RunResult RecordedRun::run() {
     plan_layers();
     result = trainer_->run();
   } catch (const std::exception& ex) {
-    if (recorder_) recorder_->fail(error_message(ex));
+    heartbeat_.reset();
+    if (recorder_ && !lost_) recorder_->fail(error_message(ex));
     throw;
   }
+  heartbeat_.reset();
+  if (lost_)
+    throw Error("trial " + std::to_string(recorder_->trial_id()) + " is no longer this worker's (declared "
+                "stale and claimed again): its run stopped at step " + std::to_string(result.steps) +
+                ", recording nothing");
   if (recorder_) {
     try {
       recorder_->finish(result);

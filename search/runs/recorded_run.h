@@ -5,6 +5,7 @@
 // (training.contraction, re-chosen as truncation changes ranks).
 #include "core/training/experiment.h"
 #include "core/training/trainer.h"
+#include "search/runs/claim_heartbeat.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/trials.h"
 
@@ -30,6 +31,8 @@ struct RecordedRunOptions {
   std::function<void(TrainerOptions&)> configure_trainer;
   // Lines worth showing (contraction plans chosen, the tuner's measurements).
   std::function<void(const std::string&)> on_message;
+  // How often the recorded trial's heartbeat is written.
+  std::chrono::milliseconds heartbeat_interval = kHeartbeatInterval;
 };
 
 class RecordedRun {
@@ -40,10 +43,13 @@ class RecordedRun {
   ~RecordedRun();
 
   Trainer& trainer() { return *trainer_; }
-  // Records the run as trial `trial_id` of `db`, held by `worker`.
+  // Records the run as trial `trial_id` of `db`, held by `worker`, whose heartbeat it keeps
+  // from now on (claim_heartbeat.h).
   void record_in(store::ResultsDb& db, int64_t trial_id, const std::string& worker);
   // Chooses the contraction plans, trains, and finishes the trial: complete, diverged, killed
   // (a step limit or an interruption: resumable), or failed with an error, which is rethrown.
+  // A run whose trial was claimed by another worker meanwhile stops, records nothing (the trial
+  // is no longer its own) and throws.
   RunResult run();
 
  private:
@@ -53,6 +59,8 @@ class RecordedRun {
   RecordedRunOptions options_;
   store::ResultsDb* db_;
   std::unique_ptr<TrialRecorder> recorder_;
+  std::atomic<bool> lost_{false};
+  std::unique_ptr<ClaimHeartbeat> heartbeat_;
   std::unique_ptr<tuner::Tuner> tuner_;
   std::unique_ptr<Trainer> trainer_;
   int planned_ = -1;  // layers off the merged path at the last report

@@ -82,8 +82,7 @@ std::string unrecorded_reason(const nlohmann::json& config, const std::string& o
 }
 
 TrialRecorder::TrialRecorder(store::ResultsDb& db, int64_t trial_id, std::string worker)
-    : db_(db), trial_id_(trial_id), worker_(std::move(worker)),
-      last_beat_(std::chrono::steady_clock::now()) {
+    : db_(db), trial_id_(trial_id), worker_(std::move(worker)) {
   // A resumed trial reports the last epoch it recorded before, should nothing be left to run.
   const auto epochs = store::read_epochs(db_.sql(), trial_id_);
   if (!epochs.empty()) last_ = {epochs.back().metrics.begin(), epochs.back().metrics.end()};
@@ -105,14 +104,6 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
   for (const auto& l : m.size.layers) ranks.push_back({l.name, l.ranks, l.exact});
   store::record_layer_ranks(db_, trial_id_, m.epoch, ranks);
   last_ = {record.metrics.begin(), record.metrics.end()};
-  last_beat_ = std::chrono::steady_clock::now();
-}
-
-void TrialRecorder::heartbeat() {
-  const auto now = std::chrono::steady_clock::now();
-  if (now - last_beat_ < kHeartbeatInterval) return;
-  last_beat_ = now;
-  store::heartbeat(db_, trial_id_, worker_);
 }
 
 void TrialRecorder::finish(const RunResult& result) {

@@ -1,6 +1,6 @@
 #pragma once
 // Connects a training run to the results database: each epoch's metrics and per-layer ranks,
-// heartbeats while it runs, and the final state with its objective values. Used by
+// and the final state with its objective values (heartbeats: claim_heartbeat.h). Used by
 // `comera train` and by sweep workers for the trials they claim.
 #include "core/training/epoch_metrics.h"
 #include "core/training/trainer.h"
@@ -13,7 +13,7 @@
 
 namespace comera {
 
-// How often a running trial writes its heartbeat, at most (training steps drive it). A trial on
+// How often a running trial writes its heartbeat (claim_heartbeat.h). A trial on
 // another host is declared dead by heartbeat age alone, and the process judging it does not know
 // this one's settings, so sweeps accept no staleness limit below kMinStaleAfter: four beats.
 inline constexpr std::chrono::seconds kHeartbeatInterval{15};
@@ -39,8 +39,6 @@ class TrialRecorder {
   // Records the epoch's metrics (the store's standard names plus train_accuracy,
   // tensorized_size, size_mb, elapsed_s) and the effective ranks of every tensorized layer.
   void epoch(const EpochMetrics& metrics);
-  // Refreshes the heartbeat at most every kHeartbeatInterval; cheap enough to call every step.
-  void heartbeat();
   // Complete (objectives: the last epoch's metrics), diverged, or killed (a step limit or an
   // interruption: resumable).
   void finish(const RunResult& result);
@@ -54,7 +52,6 @@ class TrialRecorder {
   int64_t trial_id_;
   std::string worker_;
   store::ObjectiveValues last_;
-  std::chrono::steady_clock::time_point last_beat_;
 };
 
 }  // namespace comera
