@@ -36,6 +36,15 @@ nlohmann::json experiment(bool late = false) {
   return {{"name", "tiny"}, {"model", model}, {"training", training}};
 }
 
+// A study "s" with one trial of `e`, claimed by worker "w".
+std::pair<store::Study, store::Trial> claimed(store::ResultsDb& db, const nlohmann::json& e) {
+  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object());
+  store::enqueue_trials(db, study, {trial_config(e, 5)});
+  const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
+  REQUIRE(trial);
+  return {study, *trial};
+}
+
 }  // namespace
 
 TEST_CASE("every trial's config has one shape, its kind named by what it trains", "[lifecycle]") {
@@ -150,15 +159,12 @@ TEST_CASE("the heartbeat goes on without steps, from its own connection, and not
   TempDir dir;
   const auto path = dir.file("r.db");
   auto db = store::ResultsDb::open(path);
-  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object());
-  store::enqueue_trials(db, study, {trial_config(experiment(), 5)});
-  const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
-  REQUIRE(trial);
-  auto beat_at = [&] { return store::load_trial(db, trial->id)->heartbeat_at; };
+  const auto [study, trial] = claimed(db, experiment());
+  auto beat_at = [&] { return store::load_trial(db, trial.id)->heartbeat_at; };
   const auto first = beat_at();
   std::atomic<bool> lost{false};
   {
-    ClaimHeartbeat heartbeat(path, trial->id, "w", std::chrono::milliseconds(20), &lost);
+    ClaimHeartbeat heartbeat(path, trial.id, "w", std::chrono::milliseconds(20), &lost);
     // No step, no epoch: the thread alone moves the heartbeat on (SQLite's clock has ms).
     bool moved = false;
     for (int i = 0; i < 500 && !moved; ++i) {
@@ -168,12 +174,12 @@ TEST_CASE("the heartbeat goes on without steps, from its own connection, and not
     CHECK(moved);
     CHECK_FALSE(lost);
     // Declared stale and claimed by another worker: the claim is lost.
-    REQUIRE(store::requeue_trial(db, trial->id, store::TrialState::Running, "w"));
+    REQUIRE(store::requeue_trial(db, trial.id, store::TrialState::Running, "w"));
     REQUIRE(store::claim_next_trial(db, study.id, "w2", current_environment()));
     for (int i = 0; i < 500 && !lost; ++i) std::this_thread::sleep_for(std::chrono::milliseconds(10));
     CHECK(lost);
   }
-  CHECK(store::load_trial(db, trial->id)->worker == "w2");
+  CHECK(store::load_trial(db, trial.id)->worker == "w2");
 }
 
 TEST_CASE("a run whose trial is claimed elsewhere stops and records nothing over the new holder's",
@@ -181,27 +187,26 @@ TEST_CASE("a run whose trial is claimed elsewhere stops and records nothing over
   TempDir dir;
   const auto path = dir.file("r.db");
   auto db = store::ResultsDb::open(path);
-  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object());
   auto e = experiment();
   e["training"]["epochs"] = 100000;  // it ends by losing its claim, long before this
-  store::enqueue_trials(db, study, {trial_config(e, 5)});
-  const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
-  REQUIRE(trial);
+  const auto claim = claimed(db, e);
+  const auto& study = claim.first;
+  const auto& trial = claim.second;
   const auto data = testing::pairs_data(testing::synthetic_pairs(8, 1), testing::synthetic_pairs(4, 2));
   RecordedRunOptions o;
   o.heartbeat_interval = std::chrono::milliseconds(20);
   RecordedRun run(parse_experiment(e), data, o, &db);
-  run.record_in(db, trial->id, "w");
+  run.record_in(db, trial.id, "w");
   std::thread thief([&] {
     auto other = store::ResultsDb::open(path);
     // Once an epoch is recorded, declare the trial stale and claim it as another worker.
-    while (store::read_epochs(other.sql(), trial->id).empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    store::requeue_trial(other, trial->id, store::TrialState::Running, "w");
+    while (store::read_epochs(other.sql(), trial.id).empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    store::requeue_trial(other, trial.id, store::TrialState::Running, "w");
     store::claim_next_trial(other, study.id, "w2", current_environment());
   });
   CHECK_THROWS_WITH(run.run(), Catch::Matchers::Contains("is no longer this worker's"));
   thief.join();
-  const auto now = store::load_trial(db, trial->id);
+  const auto now = store::load_trial(db, trial.id);
   CHECK(now->state == store::TrialState::Running);
   CHECK(now->worker == "w2");
 }
