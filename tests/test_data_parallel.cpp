@@ -20,7 +20,11 @@
 #include <ATen/ATen.h>
 #include <SQLiteCpp/SQLiteCpp.h>
 #include <nlohmann/json.hpp>
+#include <arpa/inet.h>
+#include <netinet/in.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
+#include <unistd.h>
 #include <torch/nn/module.h>
 
 #include <chrono>
@@ -364,4 +368,32 @@ TEST_CASE("data-parallel training refuses sparse gradients before any work", "[d
   training.task = ctr;
   CHECK_THROWS_WITH(Trainer(spec, training, TaskData{}, options),
                     Contains("model.sparse_gradients") && Contains("set model.sparse_gradients to false"));
+}
+
+TEST_CASE("a rank whose MASTER_PORT answers but never speaks gives up within its timeout, naming it",
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
+  // Another program's socket: it takes connections (the kernel completes them from the listen
+  // queue) and never says a word.
+  const int foreign = ::socket(AF_INET, SOCK_STREAM, 0);
+  REQUIRE(foreign >= 0);
+  sockaddr_in address{};
+  address.sin_family = AF_INET;
+  address.sin_addr.s_addr = htonl(INADDR_LOOPBACK);
+  REQUIRE(::bind(foreign, reinterpret_cast<sockaddr*>(&address), sizeof address) == 0);
+  REQUIRE(::listen(foreign, 16) == 0);
+  socklen_t length = sizeof address;
+  REQUIRE(::getsockname(foreign, reinterpret_cast<sockaddr*>(&address), &length) == 0);
+  World world;
+  world.rank = 1;
+  world.size = 2;
+  world.master_addr = "127.0.0.1";
+  world.master_port = ntohs(address.sin_port);
+  const auto t0 = std::chrono::steady_clock::now();
+  CHECK_THROWS_WITH(Collective(world, std::chrono::seconds(1)),
+                    Catch::Matchers::Contains("rank 1 of 2") &&
+                        Catch::Matchers::Contains("127.0.0.1:" + std::to_string(world.master_port)) &&
+                        Catch::Matchers::Contains("did not complete in 6 s"));
+  CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
+  ::close(foreign);
 }

@@ -2,6 +2,8 @@
 
 #include <ATen/ATen.h>
 
+#include <atomic>
+#include <future>
 #include <thread>
 
 #ifdef COMERA_WITH_C10D
@@ -32,30 +34,46 @@ struct Collective::Impl {
 };
 
 Collective::Collective(const World& world, std::chrono::milliseconds timeout)
-    : world_(world), timeout_(timeout), impl_(std::make_unique<Impl>()) {
+    : world_(world), timeout_(timeout) {
   const std::string where = world.master_addr + ":" + std::to_string(world.master_port);
-  try {
+  const std::string who = "rank " + std::to_string(world.rank) + " of " + std::to_string(world.size);
+  // The store's own timeout does not cover a peer that accepts the connection and never answers
+  // (another program on MASTER_PORT): the rendezvous runs on a thread of its own, waited for here
+  // no longer than the timeout allows. A thread still stuck then is left behind, holding only
+  // what it shares with it.
+  auto impl = std::make_shared<Impl>();
+  auto stage = std::make_shared<std::atomic<int>>(0);  // 0: the store, 1: the process group
+  std::packaged_task<void()> connect([impl, stage, world, timeout] {
     c10d::TCPStoreOptions o;
     o.port = static_cast<std::uint16_t>(world.master_port);
     o.isServer = world.is_root();
     o.numWorkers = world.size;
     o.timeout = timeout;
-    impl_->store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
+    impl->store = c10::make_intrusive<c10d::TCPStore>(world.master_addr, o);
+    *stage = 1;
+    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
+    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(world.master_addr));
+    impl->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl->store, world.rank, world.size, options);
+  });
+  auto done = connect.get_future();
+  std::thread(std::move(connect)).detach();
+  const auto grace = std::chrono::seconds(5);
+  if (done.wait_for(timeout + grace) != std::future_status::ready)
+    throw Error(who + ": the rendezvous at " + where + " (MASTER_ADDR:MASTER_PORT) did not complete in " +
+                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout + grace).count()) +
+                " s (--timeout plus 5 s): " +
+                (*stage == 0 ? "something answers there but does not speak to ranks (is another program "
+                               "using MASTER_PORT? choose another), or rank 0 is not running"
+                             : "not every rank joined the process group (is every rank running?)"));
+  try {
+    done.get();
   } catch (const std::exception& e) {
-    throw Error("rank " + std::to_string(world.rank) + " of " + std::to_string(world.size) +
-                ": the rendezvous at " + where + " (MASTER_ADDR:MASTER_PORT) failed: " +
-                message_of(e) +
+    if (*stage == 1) lost("connecting the process group", message_of(e));
+    throw Error(who + ": the rendezvous at " + where + " (MASTER_ADDR:MASTER_PORT) failed: " + message_of(e) +
                 (world.is_root() ? " (is the port in use? choose another MASTER_PORT)"
                                  : " (is rank 0 running, and is the address reachable?)"));
   }
-  try {
-    auto options = c10d::ProcessGroupGloo::Options::create(timeout);
-    options->devices.push_back(c10d::ProcessGroupGloo::createDeviceForHostname(world.master_addr));
-    impl_->group = c10::make_intrusive<c10d::ProcessGroupGloo>(impl_->store, world.rank,
-                                                               world.size, options);
-  } catch (const std::exception& e) {
-    lost("connecting the process group", message_of(e));
-  }
+  impl_ = std::move(impl);
 }
 
 Collective::~Collective() = default;

@@ -56,7 +56,7 @@ class Collective {
 
   World world_;
   std::chrono::milliseconds timeout_;
-  std::unique_ptr<Impl> impl_;
+  std::shared_ptr<Impl> impl_;  // shared with the rendezvous thread, which may outlive a timeout
   CommStats stats_;
   int64_t calls_ = 0;
 };
