@@ -31,7 +31,10 @@
 #include <csignal>
 #include <filesystem>
 #include <fstream>
+#include <map>
+#include <sstream>
 #include <thread>
+#include <tuple>
 
 using namespace comera;
 using Catch::Matchers::Contains;
@@ -154,6 +157,15 @@ nlohmann::json experiment(const std::string& data_dir, int epochs, int64_t check
           {"data", {{"dir", data_dir}, {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}}};
 }
 
+// 400 training pairs for 200 epochs, a checkpoint every 5 steps: a run that is still training
+// when a test stops it. Returns the experiment file.
+std::string long_run(const testing::TempDir& dir) {
+  write_pairs(dir.file(""), 400, 16);
+  const auto config = dir.file("dp.json");
+  std::ofstream(config) << experiment(dir.file(""), 200, 5).dump();
+  return config;
+}
+
 nlohmann::json run_json(const std::string& args) {
   const auto r = testing::run_cli(args + " 2>/dev/null");
   INFO(args << "\n" << r.output);
@@ -231,9 +243,7 @@ TEST_CASE("a killed rank ends the other with an error naming it, and a checkpoin
           "[data_parallel][c10d]") {
   REQUIRE(collectives_available());
   testing::TempDir dir;
-  write_pairs(dir.file(""), 400, 16);
-  const auto config = dir.file("dp.json");
-  std::ofstream(config) << experiment(dir.file(""), 200, 5).dump();
+  const auto config = long_run(dir);
   const auto checkpoint = dir.file("run.pt"), db = dir.file("r.db");
   const int port = free_local_port();
   auto start = [&](int rank) {
@@ -396,4 +406,94 @@ TEST_CASE("a rank whose MASTER_PORT answers but never speaks gives up within its
                         Catch::Matchers::Contains("did not complete in 6 s"));
   CHECK(std::chrono::steady_clock::now() - t0 < std::chrono::seconds(30));
   ::close(foreign);
+}
+
+namespace {
+
+// The launcher's children by rank (RANK in their environment).
+std::map<int, pid_t> ranks_of(pid_t launcher) {
+  std::map<int, pid_t> out;
+  for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
+    const auto name = entry.path().filename().string();
+    if (name.find_first_not_of("0123456789") != std::string::npos) continue;
+    std::ifstream stat(entry.path() / "stat");
+    std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+    const auto close = text.rfind(')');
+    if (close == std::string::npos) continue;
+    std::istringstream fields(text.substr(close + 2));
+    std::string state;
+    pid_t parent = 0;
+    fields >> state >> parent;
+    if (parent != launcher || state == "Z") continue;
+    std::ifstream environ(entry.path() / "environ");
+    std::string env((std::istreambuf_iterator<char>(environ)), std::istreambuf_iterator<char>());
+    for (size_t at = 0; at < env.size(); at = env.find('\0', at) + 1) {
+      if (env.compare(at, 5, "RANK=") == 0) out[std::stoi(env.substr(at + 5))] = std::stoi(name);
+      if (env.find('\0', at) == std::string::npos) break;
+    }
+  }
+  return out;
+}
+
+// Running, not ended (a zombie nobody reaps counts as ended).
+bool running(pid_t pid) {
+  std::ifstream stat("/proc/" + std::to_string(pid) + "/stat");
+  std::string text((std::istreambuf_iterator<char>(stat)), std::istreambuf_iterator<char>());
+  const auto close = text.rfind(')');
+  return close != std::string::npos && close + 2 < text.size() && text[close + 2] != 'Z';
+}
+
+}  // namespace
+
+TEST_CASE("a killed rank 0 leaves its trial failed, not running; a killed launcher leaves no rank",
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
+  testing::TempDir dir;
+  const auto config = long_run(dir);
+  using Clock = std::chrono::steady_clock;
+  auto launch = [&](const std::string& name) {
+    const auto checkpoint = dir.file(name + ".pt"), db = dir.file(name + ".db");
+    const pid_t launcher = testing::spawn_cli({"train", "--nproc", "2", "--db", db, "--quiet", "--timeout", "5",
+                                               "--config", config, "--checkpoint", checkpoint},
+                                              dir.file(name + ".log"));
+    // Under way once rank 0 has written its first checkpoint (every 5 steps).
+    const auto t0 = Clock::now();
+    while (!std::filesystem::exists(checkpoint) && Clock::now() - t0 < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    REQUIRE(std::filesystem::exists(checkpoint));
+    const auto ranks = ranks_of(launcher);
+    REQUIRE(ranks.size() == 2);
+    return std::make_tuple(launcher, ranks, db);
+  };
+
+  SECTION("rank 0 killed") {
+    const auto started = launch("root");
+    const pid_t launcher = std::get<0>(started);
+    const auto& db = std::get<2>(started);
+    ::kill(std::get<1>(started).at(0), SIGKILL);
+    const int status = testing::wait_cli(launcher);
+    CHECK(status != 0);
+    SQLite::Database sql(db, SQLite::OPEN_READONLY);
+    SQLite::Statement q(sql, "SELECT state, error FROM trials");
+    REQUIRE(q.executeStep());
+    CHECK(q.getColumn(0).getString() == "failed");
+    CHECK_THAT(q.getColumn(1).getString(), Contains("rank 0 ended (killed by signal 9") && Contains("--resume"));
+  }
+  SECTION("the launcher killed") {
+    const auto started = launch("launcher");
+    const pid_t launcher = std::get<0>(started);
+    const auto ranks = std::get<1>(started);
+    ::kill(launcher, SIGKILL);
+    testing::wait_cli(launcher);
+    // The ranks stop on their own (SIGTERM on the launcher's death), resumably.
+    const auto t0 = Clock::now();
+    auto any_alive = [&] {
+      for (const auto& item : ranks)
+        if (running(item.second)) return true;
+      return false;
+    };
+    while (any_alive() && Clock::now() - t0 < std::chrono::seconds(60))
+      std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    CHECK_FALSE(any_alive());
+  }
 }

@@ -18,6 +18,9 @@
 #include "search/runs/recorded_run.h"
 #include "search/runs/trial_config.h"
 #include "search/runs/trial_link.h"
+#include "search/runs/trial_recorder.h"
+#include "search/store/trial_queue.h"
+#include "search/store/trials.h"
 #include "search/store/canonical_json.h"
 #include "search/sweep/sweep_spec.h"
 
@@ -28,6 +31,7 @@
 #include <filesystem>
 #include <iostream>
 #include <memory>
+#include <optional>
 
 namespace comera::cli {
 namespace {
@@ -165,8 +169,30 @@ int run(int argc, char** argv) {
     launch.threads_per_rank = asked > 0 ? asked : std::max(1, available_cores() / launch.nproc);
     launch.grace = std::chrono::seconds(timeout_s + 30);
     launch.say = [](const std::string& text) { std::cerr << text << std::endl; };
+    if (!r.count("no-db")) {
+      // Rank 0 holds the record; killed, it leaves the trial running: marked failed, resumable.
+      const auto checkpoint = r.count("checkpoint") ? r["checkpoint"].as<std::string>() : default_checkpoint(e);
+      const auto db_file = db_path(r);
+      const auto worker = r.count("worker") ? r["worker"].as<std::string>() : worker_id(checkpoint);
+      const auto given = r.count("trial") ? std::optional<int64_t>(r["trial"].as<int64_t>()) : std::nullopt;
+      launch.on_root_failed = [=](const std::string& how) {
+        try {
+          auto db = store::ResultsDb::open(db_file);
+          auto trial = given;
+          const auto link = read_trial_link(checkpoint);
+          if (!trial && link && link->db == std::filesystem::absolute(db_file).string()) trial = link->trial;
+          const auto held = trial ? store::load_trial(db, *trial) : std::nullopt;
+          if (held && held->state == store::TrialState::Running && held->worker == worker)
+            TrialRecorder(db, *trial, worker)
+                .fail("rank 0 ended (" + how + ") without recording an outcome; --resume goes on from the checkpoint");
+        } catch (const std::exception& ex) {
+          std::cerr << "the run's trial could not be marked failed: " << error_message(ex) << std::endl;
+        }
+      };
+    }
     return launch_local_ranks(launch);
   }
+  if (world) stop_with_launcher();
   // Rank 0 (or the only process) records and reports; the other ranks train silently.
   const bool root = !world || world->is_root();
   std::unique_ptr<DataParallel> parallel;

@@ -5,10 +5,12 @@
 #include "core/util/process.h"
 #include "search/cli/stop_signals.h"
 
+#include <sys/prctl.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdlib>
 #include <optional>
 #include <thread>
 
@@ -17,6 +19,8 @@ namespace comera::cli {
 namespace {
 
 using Clock = std::chrono::steady_clock;
+
+const char* const kLauncherVariable = "COMERA_LAUNCHER_PID";
 
 bool is_option(const std::string& arg, const std::string& name) {
   return arg == "--" + name || arg.rfind("--" + name + "=", 0) == 0;
@@ -39,15 +43,25 @@ std::vector<std::string> rank_arguments(const std::vector<std::string>& argv, in
   return out;
 }
 
+void stop_with_launcher() {
+  const char* launcher = std::getenv(kLauncherVariable);
+  if (!launcher) return;
+  ::prctl(PR_SET_PDEATHSIG, SIGTERM);
+  // The launcher may have died before the request was in place.
+  if (std::to_string(::getppid()) != launcher) std::raise(SIGTERM);
+}
+
 int launch_local_ranks(const LaunchOptions& o) {
   const auto& stop = stop_on_signals();
   const int port = free_local_port();
   std::vector<std::string> argv = {"/proc/self/exe"};
   for (auto& a : rank_arguments(o.argv, o.threads_per_rank)) argv.push_back(a);
   std::vector<pid_t> pids;
-  for (int r = 0; r < o.nproc; ++r)
-    pids.push_back(start_child(argv, rank_environment(r, o.nproc, "127.0.0.1", port),
-                               "rank " + std::to_string(r)));
+  for (int r = 0; r < o.nproc; ++r) {
+    auto env = rank_environment(r, o.nproc, "127.0.0.1", port);
+    env[kLauncherVariable] = std::to_string(::getpid());
+    pids.push_back(start_child(argv, env, "rank " + std::to_string(r)));
+  }
   if (o.say)
     o.say("started " + std::to_string(o.nproc) + " ranks on 127.0.0.1:" + std::to_string(port) +
           ", " + std::to_string(o.threads_per_rank) + " thread(s) each; rank 0 reports");
@@ -62,6 +76,7 @@ int launch_local_ranks(const LaunchOptions& o) {
         ended[r] = *status;
         --running;
         const bool ok = WIFEXITED(*status) && WEXITSTATUS(*status) == 0;
+        if (!ok && r == 0 && o.on_root_failed) o.on_root_failed(describe_status(*status));
         if (!ok && !first_failed) {
           first_failed = static_cast<int>(r);
           failed_at = Clock::now();
