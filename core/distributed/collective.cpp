@@ -1,5 +1,7 @@
 #include "core/distributed/collective.h"
 
+#include "core/util/format.h"
+
 #include <ATen/ATen.h>
 
 #include <atomic>
@@ -39,7 +41,7 @@ Collective::Collective(const World& world, std::chrono::milliseconds timeout)
   const std::string who = "rank " + std::to_string(world.rank) + " of " + std::to_string(world.size);
   // The store's own timeout does not cover a peer that accepts the connection and never answers
   // (another program on MASTER_PORT): the rendezvous runs on a thread of its own, waited for here
-  // no longer than the timeout allows. A thread still stuck then is left behind, holding only
+  // no longer than the timeout. A thread still stuck then is left behind, holding only
   // what it shares with it.
   auto impl = std::make_shared<Impl>();
   auto stage = std::make_shared<std::atomic<int>>(0);  // 0: the store, 1: the process group
@@ -57,11 +59,9 @@ Collective::Collective(const World& world, std::chrono::milliseconds timeout)
   });
   auto done = connect.get_future();
   std::thread(std::move(connect)).detach();
-  const auto grace = std::chrono::seconds(5);
-  if (done.wait_for(timeout + grace) != std::future_status::ready)
+  if (done.wait_for(timeout) != std::future_status::ready)
     throw Error(who + ": the rendezvous at " + where + " (MASTER_ADDR:MASTER_PORT) did not complete in " +
-                std::to_string(std::chrono::duration_cast<std::chrono::seconds>(timeout + grace).count()) +
-                " s (--timeout plus 5 s): " +
+                number_text(std::chrono::duration<double>(timeout).count()) + " s (--timeout): " +
                 (*stage == 0 ? "something answers there but does not speak to ranks (is another program "
                                "using MASTER_PORT? choose another), or rank 0 is not running"
                              : "not every rank joined the process group (is every rank running?)"));
