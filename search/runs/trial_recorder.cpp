@@ -1,6 +1,5 @@
 #include "search/runs/trial_recorder.h"
 
-#include "core/training/experiment.h"
 #include "core/util/comma_list.h"
 
 #include "search/store/epoch_metrics.h"
@@ -60,9 +59,8 @@ const std::vector<std::string>& step_objective_names() {
   return names;
 }
 
-std::vector<std::string> recorded_objectives(const nlohmann::json& config) {
-  if (config.contains("step")) return step_objective_names();
-  const auto e = parse_experiment(config.at("experiment"));
+std::vector<std::string> recorded_objectives(const ExperimentConfig& e, bool step) {
+  if (step) return step_objective_names();
   std::vector<std::string> names = e.model.model_kind().eval_metrics(e.training.task);
   for (const auto& [name, value] : epoch_values(EpochMetrics{})) names.push_back(name);
   if (e.training.late.enabled) names.insert(names.end(), kLateTargets.begin(), kLateTargets.end());
@@ -71,8 +69,7 @@ std::vector<std::string> recorded_objectives(const nlohmann::json& config) {
   return names;
 }
 
-std::string unrecorded_reason(const nlohmann::json& config, const std::string& objective) {
-  const auto names = recorded_objectives(config);
+std::string unrecorded_reason(const std::vector<std::string>& names, const std::string& objective) {
   if (std::find(names.begin(), names.end(), objective) != names.end()) return "";
   if (std::find(kLateTargets.begin(), kLateTargets.end(), objective) != kLateTargets.end())
     return "they have no late stage";

@@ -3,6 +3,7 @@
 // and the final state with its objective values (heartbeats: claim_heartbeat.h). Used by
 // `comera train` and by sweep workers for the trials they claim.
 #include "core/training/epoch_metrics.h"
+#include "core/training/experiment.h"
 #include "core/training/trainer.h"
 #include "search/store/results_db.h"
 #include "search/store/trial_queue.h"
@@ -24,11 +25,12 @@ inline constexpr std::chrono::seconds kMinStaleAfter = 4 * kHeartbeatInterval;
 std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics = {});
 // What a trial that times single steps records (claimed_trial.h).
 const std::vector<std::string>& step_objective_names();
-// The objectives a trial of `config` (trial_config.h's shape) records at its end: the late
-// stage's targets only with a late stage, the all-reduce figures only with training.nproc > 1.
-std::vector<std::string> recorded_objectives(const nlohmann::json& config);
-// Why a trial of `config` records no `objective` ("" when it does).
-std::string unrecorded_reason(const nlohmann::json& config, const std::string& objective);
+// The objectives a trial of experiment `e` records at its end (`step`: one that times single
+// steps): the late stage's targets only with a late stage, the all-reduce figures only with
+// training.nproc > 1.
+std::vector<std::string> recorded_objectives(const ExperimentConfig& e, bool step);
+// Why a trial recording `recorded` records no `objective` ("" when it does).
+std::string unrecorded_reason(const std::vector<std::string>& recorded, const std::string& objective);
 
 
 class TrialRecorder {

@@ -123,14 +123,23 @@ std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
   const auto points = spec.sampling.random ? random_points(spec, draws) : grid(spec);
   std::vector<nlohmann::json> trials;
   std::set<std::string> seen;
+  const auto objectives = store::parse_objectives(spec.objectives);
   auto add = [&](const Point& p, Kind kind) {
     auto trial = make_trial(spec, p, kind);
     if (!seen.insert(trial.dump()).second) return;
+    ExperimentConfig e;
     try {
-      parse_experiment(trial["experiment"]);
-    } catch (const Error& e) {
-      throw Error("sweep " + spec.name + ", trial " + trial["point"].dump() + ": " + e.what());
+      e = parse_experiment(trial["experiment"]);
+    } catch (const Error& error) {
+      throw Error("sweep " + spec.name + ", trial " + trial["point"].dump() + ": " + error.what());
     }
+    // A trial that cannot record an objective would fail at its end, after all its work.
+    const auto recorded = recorded_objectives(e, trial.contains("step"));
+    for (const auto& objective : objectives)
+      if (const auto why = unrecorded_reason(recorded, objective.name); !why.empty())
+        throw Error("sweep " + spec.name + ": objectives: '" + objective.name + "' is not recorded by its " +
+                    trial["kind"].get<std::string>() + " trials (" + why +
+                    "): choose objectives every trial records, or leave those trials out");
     trials.push_back(std::move(trial));
   };
   if (spec.dense_baseline)
@@ -138,13 +147,6 @@ std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
   if (spec.early_baseline)
     for (const auto& p : points) add(p, Kind::Early);
   for (const auto& p : points) add(p, Kind::Point);
-  // A trial that cannot record an objective would fail at its end, after all its work.
-  for (const auto& objective : store::parse_objectives(spec.objectives))
-    for (const auto& trial : trials)
-      if (const auto why = unrecorded_reason(trial, objective.name); !why.empty())
-        throw Error("sweep " + spec.name + ": objectives: '" + objective.name + "' is not recorded by its " +
-                    trial["kind"].get<std::string>() + " trials (" + why +
-                    "): choose objectives every trial records, or leave those trials out");
   return trials;
 }
 
