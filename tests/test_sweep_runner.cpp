@@ -19,14 +19,12 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
-#include <chrono>
 #include <csignal>
 #include <filesystem>
 #include <algorithm>
 #include <fstream>
 #include <map>
 #include <set>
-#include <thread>
 
 using namespace comera;
 using namespace comera::sweep;
@@ -280,27 +278,25 @@ TEST_CASE("the queue: claims among a shard's ids, single-trial re-queue", "[swee
   CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM epochs").getInt() == 1);
 }
 
-// Starts a sweep of `spec` on `db` and sends `signal` once trial 1 is complete and trial 2 has
-// recorded a few epochs (so a checkpoint exists); returns the exit status.
+// Starts a sweep of `spec` on `db` that stops itself once trial 2 (after trial 1 complete) has
+// recorded 3 epochs (COMERA_PAUSE_AT), sends `signal` there and returns the exit status.
 int interrupt_mid_trial(const TempDir& dir, const std::string& spec, const std::string& db, int signal) {
-  const std::vector<std::string> args = {"sweep", spec, "--db", db, "--quiet", "--no-front"};
-  const pid_t pid = comera::testing::spawn_cli(args, dir.file("first.log"));
+  const std::vector<std::string> argv = {"env", "COMERA_PAUSE_AT=2:3", comera::testing::cli_path(), "sweep",
+                                         spec, "--db", db, "--quiet", "--no-front"};
+  const pid_t pid = start_process(argv, dir.file("first.log"), "comera sweep");
   REQUIRE(pid > 0);
-  bool mid_trial = false;
-  for (int i = 0; i < 1200 && !mid_trial; ++i) {
-    std::this_thread::sleep_for(std::chrono::milliseconds(25));
-    if (!std::ifstream(db)) continue;
-    try {
-      const auto rows = read_rows(db);
-      mid_trial = rows.size() == 3 && rows[0].state == "complete" && rows[1].state == "running" &&
-                  rows[1].epochs >= 3;
-    } catch (const std::exception&) {
-      // The schema may not be there yet.
-    }
+  const bool paused = comera::testing::wait_until_stopped(pid);
+  if (paused) {
+    const auto rows = read_rows(db);
+    REQUIRE(rows.size() == 3);
+    CHECK(rows[0].state == "complete");
+    CHECK(rows[1].state == "running");
+    CHECK(rows[1].epochs == 3);
   }
   ::kill(pid, signal);
+  ::kill(pid, SIGCONT);  // a stopped process takes SIGTERM only once it runs again
   const int status = comera::testing::wait_cli(pid);
-  REQUIRE(mid_trial);
+  REQUIRE(paused);
   return status;
 }
 

@@ -8,6 +8,7 @@
 #include "search/cli/stop_signals.h"
 #include "search/cli/training_output.h"
 #include "search/cli/db_option.h"
+#include "search/cli/pause_point.h"
 #include "search/pareto/front_report.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/flat_table.h"
@@ -100,6 +101,7 @@ int run(int argc, char** argv) {
   so.max_trials = r["max-trials"].as<int64_t>();
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
+  pause_at_from_environment(so.trials);
   if (r.count("device")) {
     const auto device = parse_device(r["device"].as<std::string>());
     require_device(device);

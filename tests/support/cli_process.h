@@ -5,6 +5,9 @@
 #include "core/util/process.h"
 #include "tests/support/catch.h"
 
+#include <sys/wait.h>
+
+#include <cerrno>
 #include <cstdlib>
 #include <string>
 #include <vector>
@@ -34,5 +37,14 @@ inline pid_t spawn_cli(const std::vector<std::string>& args, const std::string& 
 
 // Waits for a spawned process; its exit status, or -1 when it was killed by a signal.
 inline int wait_cli(pid_t pid) { return wait_process(pid); }
+
+// Waits until a spawned process stops itself (SIGSTOP, e.g. at COMERA_PAUSE_AT); false when it
+// ended instead.
+inline bool wait_until_stopped(pid_t pid) {
+  int status = 0;
+  while (::waitpid(pid, &status, WUNTRACED) < 0)
+    if (errno != EINTR) return false;
+  return WIFSTOPPED(status);
+}
 
 }  // namespace comera::testing
