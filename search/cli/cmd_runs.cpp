@@ -10,6 +10,7 @@
 #include "search/store/results_db.h"
 #include "search/store/readable_cell.h"
 #include "search/store/stored_real.h"
+#include "search/store/trial_listing.h"
 #include "search/store/trial_outcome.h"
 #include "search/store/trials.h"
 
@@ -23,12 +24,6 @@ namespace comera::cli {
 namespace {
 
 using store::FlatTable;
-
-nlohmann::json objectives_json(const store::ObjectiveValues& values) {
-  nlohmann::json out = nlohmann::json::object();
-  for (const auto& [name, value] : values) out[name] = FlatTable::real(value);
-  return out;
-}
 
 int list(int argc, char** argv) {
   auto options = make_options("runs list", "List trials and runs with their state and objectives");
@@ -45,11 +40,16 @@ int list(int argc, char** argv) {
   table.columns = {"id", "study", "number", "kind", "target", "state", "seed", "epochs"};
   table.columns.insert(table.columns.end(), shown.begin(), shown.end());
   for (const char* c : {"size/S0", "notes", "started_at", "worker"}) table.columns.push_back(c);
-  nlohmann::json rows = nlohmann::json::array();
-  for (const auto& t : store::list_trials(db, (*parsed)["study"].as<std::string>())) {
+  const auto trials = store::list_trials(db, (*parsed)["study"].as<std::string>());
+  if (parsed->count("json")) {
+    nlohmann::json rows = nlohmann::json::array();
+    for (const auto& t : trials) rows.push_back(store::trial_row_json(db, t));
+    std::cout << rows.dump(2) << std::endl;
+    return 0;
+  }
+  for (const auto& t : trials) {
     const auto values = store::read_objectives(db.sql(), t.id);
     const auto outcome = store::trial_outcome(db, t);
-    const bool late = std::isfinite(outcome.size_vs_target);
     const nlohmann::json seed = t.seed ? nlohmann::json(*t.seed) : nlohmann::json();
     const int64_t epochs = outcome.epochs;
     std::vector<nlohmann::json> row = {t.id, t.study, t.number, outcome.kind, outcome.target_text(),
@@ -63,52 +63,12 @@ int list(int argc, char** argv) {
     row.push_back(t.started_at);
     row.push_back(t.worker);
     table.rows.push_back(std::move(row));
-    rows.push_back({{"id", t.id},
-                    {"study", t.study},
-                    {"number", t.number},
-                    {"replica", t.replica},
-                    {"kind", outcome.kind},
-                    {"target", late ? nlohmann::json{{"loss", outcome.loss_target},
-                                                     {"size_ratio", FlatTable::real(outcome.size_ratio)},
-                                                     {"size", outcome.size_target}}
-                                    : nlohmann::json()},
-                    {"size_vs_target", late ? nlohmann::json(outcome.size_vs_target) : nlohmann::json()},
-                    {"lost_layers", outcome.lost_layers},
-                    {"state", store::to_string(t.state)},
-                    {"seed", seed},
-                    {"epochs", epochs},
-                    {"objectives", objectives_json(values)},
-                    {"config_hash", t.config_hash},
-                    {"started_at", t.started_at},
-                    {"ended_at", t.ended_at},
-                    {"worker", t.worker}});
   }
-  if (parsed->count("json"))
-    std::cout << rows.dump(2) << std::endl;
-  else if (rows.empty())
+  if (trials.empty())
     std::cout << "no trials in " << db.path() << "\n";
   else
     store::write_text(std::cout, table);
   return 0;
-}
-
-FlatTable epoch_table(store::ResultsDb& db, const std::vector<store::EpochRecord>& epochs) {
-  std::set<std::string> seen;
-  for (const auto& e : epochs)
-    for (const auto& [name, value] : e.metrics) seen.insert(name);
-  const auto names = store::ordered_metric_names(db.sql(), seen);
-  FlatTable table;
-  table.columns = {"epoch", "step", "stage"};
-  table.columns.insert(table.columns.end(), names.begin(), names.end());
-  for (const auto& e : epochs) {
-    std::vector<nlohmann::json> row = {e.epoch, e.step, e.stage};
-    for (const auto& name : names) {
-      auto it = e.metrics.find(name);
-      row.push_back(it == e.metrics.end() ? nlohmann::json() : FlatTable::real(it->second));
-    }
-    table.rows.push_back(std::move(row));
-  }
-  return table;
 }
 
 int show(int argc, char** argv) {
@@ -133,15 +93,7 @@ int show(int argc, char** argv) {
   const auto ranks = store::read_layer_ranks(db.sql(), id);
   const auto values = store::read_objectives(db.sql(), id);
   if (parsed->count("json")) {
-    nlohmann::json out = store::to_json(*trial);
-    out["objectives"] = objectives_json(values);
-    out["epochs"] = store::to_json(epoch_table(db, epochs));
-    out["ranks"] = nlohmann::json::object();
-    for (const auto& [epoch, layers] : ranks)
-      for (const auto& layer : layers)
-        out["ranks"][std::to_string(epoch)].push_back(
-            {{"layer", layer.layer}, {"ranks", layer.ranks}, {"size", layer.size}});
-    std::cout << out.dump(2) << std::endl;
+    std::cout << store::trial_detail_json(db, *trial).dump(2) << std::endl;
     return 0;
   }
   const auto& t = *trial;
@@ -159,7 +111,7 @@ int show(int argc, char** argv) {
   std::cout << (values.empty() ? " none yet\n" : "\n");
   if (!epochs.empty()) {
     std::cout << "epochs:\n";
-    store::write_text(std::cout, epoch_table(db, epochs));
+    store::write_text(std::cout, store::epoch_table(db, epochs));
   }
   if (!ranks.empty()) {
     const auto& [epoch, layers] = *ranks.rbegin();

@@ -9,6 +9,7 @@
 #include "search/cli/training_output.h"
 #include "search/cli/db_option.h"
 #include "search/cli/pause_point.h"
+#include "search/cli/report_output.h"
 #include "search/pareto/front_report.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/flat_table.h"
@@ -69,6 +70,8 @@ int run(int argc, char** argv) {
       "reference", "Published figures for the spec's JSON pointers",
       cxxopts::value<std::string>()->default_value(sweep::default_figures_file()))(
       "plot", "Also draw the study's Pareto front into this PNG", cxxopts::value<std::string>()->default_value(""))(
+      "report", "Also write the study's HTML report into this file (as `comera report` does)",
+      cxxopts::value<std::string>()->default_value(""))(
       "no-front", "Do not print the Pareto front at the end")(
       "dry-run", "List this shard's trials and exit")(
       "quiet", "No per-step progress line")(
@@ -95,6 +98,10 @@ int run(int argc, char** argv) {
   if (!r["plot"].as<std::string>().empty())
     png.emplace(r["plot"].as<std::string>(), "--plot",
                 std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
+  std::optional<OutputFile> html;
+  if (!r["report"].as<std::string>().empty())
+    html.emplace(r["report"].as<std::string>(), "--report",
+                 std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
   so.shard = shard;
   so.retry_failed = r.count("retry-failed") > 0;
   so.stale_after_s = r["stale-after"].as<double>();
@@ -127,6 +134,12 @@ int run(int argc, char** argv) {
       png->write([&](const std::string& file) { pareto::write_png(pareto::front_plot(front), file); });
       std::cerr << "wrote " << png->path() << std::endl;
     }
+  }
+  if (html) {
+    report::ReportOptions ro;
+    ro.studies = {spec.name};
+    write_report(*html, so.db_path, ro);
+    std::cerr << "wrote " << html->path() << std::endl;
   }
   return report.states.count("failed") ? 1 : 0;
 }
