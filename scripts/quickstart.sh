@@ -3,14 +3,16 @@
 # then a small sweep on it: a dense and an early-stage baseline and five (L0, S0) targets of
 # the late stage. Prints every trial with the Pareto front marked, accuracy against size and
 # eval loss against size, and draws both (results/quickstart_accuracy.png,
-# results/quickstart_loss.png); trials go to results/quickstart.db. Re-running it resumes the
+# results/quickstart_loss.png); trials go to results/quickstart.db, and the HTML report (open it
+# in a browser) to results/quickstart.html. Re-running it resumes the
 # sweep: complete trials are kept, an interrupted one is run again.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 bash scripts/setup.sh
 bash scripts/build.sh comera
 [ -s data/wordnet/train.jsonl ] && [ -s data/wordnet/dev.jsonl ] || ./build/comera data build-wordnet
-./build/comera sweep experiments/sweeps/quickstart.json --db results/quickstart.db --no-front
+./build/comera sweep experiments/sweeps/quickstart.json --db results/quickstart.db --no-front \
+  --report results/quickstart.html
 for objective in accuracy:max eval_loss:min; do
   name=${objective%%:*}
   echo

@@ -193,6 +193,7 @@ TEST_CASE("report data: long trials sampled evenly, first and last epochs kept; 
 TEST_CASE("comera report refuses bad input before any work and writes over no input", "[report][cli]") {
   TempDir dir;
   const std::string db = comera::testing::make_quickstart_db(dir, dir.file("results")).db;
+  const std::string spec = dir.file("quickstart.json");  // the spec make_quickstart_db ran
   const std::string before = read_text(db);
   auto fails = [](const std::string& args) {
     const auto r = comera::testing::run_cli(args);
@@ -208,6 +209,13 @@ TEST_CASE("comera report refuses bad input before any work and writes over no in
   CHECK_THAT(fails("report --db " + db), Contains("-o FILE.html"));
   CHECK_THAT(fails("report --db " + dir.file("missing.db") + " -o " + dir.file("a.html")), Contains("missing.db"));
   CHECK_FALSE(std::ifstream(dir.file("a.html")).good());
+  CHECK_THAT(fails("sweep " + spec + " --db " + db + " --quiet --no-front --report " + spec), Contains("--report"));
+  CHECK(read_text(db) == before);
+  // A sweep with nothing left to run still writes its study's report.
+  run_from_root("sweep " + spec + " --db " + db + " --quiet --no-front --report " + dir.file("sweep.html"));
+  const json data = embedded_data(read_text(dir.file("sweep.html")));
+  REQUIRE(data["studies"].size() == 1);
+  CHECK(data["studies"][0]["trials"].size() == 7);
   // An earlier page stays whole when a later one cannot be made.
   std::ofstream(dir.file("old.html")) << "old page";
   fails("report --db " + db + " --study nope -o " + dir.file("old.html"));

@@ -46,10 +46,10 @@ void config_diff(const json& from, const json& to, const std::string& path, json
 // killed, still running) is drawn.
 std::map<int64_t, json> last_epoch_metrics(store::ResultsDb& db, int64_t study_id) {
   SQLite::Statement q(db.sql(),
-                      "SELECT m.trial_id, m.name, m.value, m.kind FROM epoch_metrics m "
-                      "JOIN trials t ON t.id = m.trial_id "
-                      "WHERE t.study_id = ? AND m.epoch = "
-                      "(SELECT MAX(e.epoch) FROM epochs e WHERE e.trial_id = m.trial_id)");
+                      "WITH last AS (SELECT e.trial_id, MAX(e.epoch) AS epoch FROM epochs e "
+                      "JOIN trials t ON t.id = e.trial_id WHERE t.study_id = ? GROUP BY e.trial_id) "
+                      "SELECT m.trial_id, m.name, m.value, m.kind FROM last "
+                      "JOIN epoch_metrics m ON m.trial_id = last.trial_id AND m.epoch = last.epoch");
   q.bind(1, study_id);
   std::map<int64_t, json> out;
   while (q.executeStep())
@@ -149,6 +149,9 @@ json study_data(store::ResultsDb& db, const store::Study& study, const ReportOpt
     ended_at[t.number] = t.ended_at;
     id_of[t.number] = t.id;
     rows.push_back(std::move(row));
+    if (options.on_progress && rows.size() % 2000 == 0)
+      options.on_progress("study " + study.name + ": " + std::to_string(rows.size()) + " of " +
+                          std::to_string(trials.size()) + " trials read");
   }
   for (const auto& name : metrics)
     if (!directions.contains(name)) directions[name] = preferred_direction(name);

@@ -242,7 +242,7 @@
       curveChart.setOption({
         animation: false, legend: { top: 0, type: 'scroll' }, tooltip: { trigger: 'axis' },
         grid: { left: 70, right: 20, top: 40, bottom: 40 },
-        xAxis: { type: 'value', name: 'epoch', nameLocation: 'middle', nameGap: 25, minInterval: 1 },
+        xAxis: { type: 'value', name: 'epoch', nameLocation: 'middle', nameGap: 25, minInterval: 1, min: 'dataMin' },
         yAxis: { type: /size|compression/.test(metric) ? 'log' : 'value', name: metric, scale: true },
         series: series,
       }, { notMerge: true });
@@ -252,8 +252,15 @@
     // Ranks panel: one trial's surviving rank per bond and epoch.
     const rankPanel = el('div', { class: 'panel' });
     const rankTrial = el('select', { 'data-role': 'rank-trial' });
-    for (const id of detailed)
-      if (Object.keys(study.details[id].ranks).length) rankTrial.appendChild(el('option', { value: id, text: trialTitle(byId.get(id)) }));
+    // The trial whose ranks changed most is shown first.
+    const rankChange = (d) => {
+      const epochs = Object.keys(d.ranks).map(Number).sort((a, b) => a - b);
+      const total = (e) => d.ranks[e].reduce((sum, l) => sum + l.ranks.reduce((a, b) => a + b, 0), 0);
+      return epochs.length ? total(epochs[0]) - total(epochs[epochs.length - 1]) + epochs.length * 1e-6 : -1;
+    };
+    const withRanks = detailed.filter((id) => Object.keys(study.details[id].ranks).length);
+    withRanks.sort((a, b) => rankChange(study.details[b]) - rankChange(study.details[a]));
+    for (const id of withRanks) rankTrial.appendChild(el('option', { value: id, text: trialTitle(byId.get(id)) }));
     rankPanel.appendChild(el('h3', { text: 'Rank trajectories: each layer\'s surviving rank per bond over epochs' }));
     rankPanel.appendChild(el('div', { class: 'controls' }, [el('label', { text: 'trial' }), rankTrial]));
     const rankNode = el('div', { class: 'chart', 'data-chart': 'ranks' });

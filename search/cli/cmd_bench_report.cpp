@@ -1,0 +1,66 @@
+// `comera bench report`: a synthetic study of many trials (10,000 x 200 epochs by default) made,
+// reported and opened in headless Chromium: how long the page takes to draw and how big it is.
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "search/cli/command.h"
+#include "search/report/report_benchmark.h"
+
+#include <cstdio>
+#include <iostream>
+
+namespace comera::cli {
+namespace {
+
+std::string fixed(double x, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, x);
+  return text;
+}
+
+int run(int argc, char** argv) {
+  auto options = make_options("bench report",
+                              "Time the HTML report on a large synthetic study (numbers drawn from a seeded "
+                              "generator, not training): making the database, writing the page, and the page "
+                              "drawn in headless Chromium");
+  options.add_options()("trials", "Trials in the study", cxxopts::value<int64_t>()->default_value("10000"))(
+      "epochs", "Epochs of each complete trial", cxxopts::value<int64_t>()->default_value("200"))(
+      "layers", "Tensorized layers whose ranks each epoch records", cxxopts::value<int64_t>()->default_value("4"))(
+      "folder", "Where the database and the page go (a fresh database each time)",
+      cxxopts::value<std::string>()->default_value("results/bench_report"))(
+      "max-curves", "As comera report --max-curves", cxxopts::value<int64_t>()->default_value("40"))(
+      "max-epochs", "As comera report --max-epochs", cxxopts::value<int64_t>()->default_value("100"))(
+      "json", "Machine-readable output");
+  auto parsed = parse(options, argc, argv);
+  if (!parsed) return 0;
+  const auto& r = *parsed;
+  report::ReportBenchOptions o;
+  o.trials = r["trials"].as<int64_t>();
+  o.epochs = r["epochs"].as<int64_t>();
+  o.layers = r["layers"].as<int64_t>();
+  o.folder = r["folder"].as<std::string>();
+  const int64_t curves = r["max-curves"].as<int64_t>(), epochs = r["max-epochs"].as<int64_t>();
+  if (curves < 0 || epochs < 2) throw Error("--max-curves must be 0 or more and --max-epochs 2 or more");
+  o.max_detailed = static_cast<size_t>(curves);
+  o.max_epochs = static_cast<size_t>(epochs);
+  o.on_progress = [](const std::string& line) { std::cerr << line << std::endl; };
+  const auto result = report::bench_report(o);
+  if (r.count("json")) {
+    std::cout << result.to_json().dump(2) << std::endl;
+    return 0;
+  }
+  std::cout << "synthetic study: " << result.trials << " trials x " << result.epochs << " epochs, " << result.layers
+            << " layers; database " << fixed(result.database_mb, 1) << " MB, made in "
+            << format_duration(result.generate_s) << "\n"
+            << "report: written in " << format_duration(result.report_s) << ", page "
+            << fixed(result.page_mb, 2) << " MB\n"
+            << "browser (" << result.browser << "): drawn " << fixed(result.loaded_ms, 0)
+            << " ms after navigation (script " << fixed(result.script_ms, 0) << " ms); whole run "
+            << format_duration(result.browser_s) << "\n"
+            << "points drawn: " << result.drawn.dump() << "\n";
+  return 0;
+}
+
+Register reg("bench report", "The HTML report on a large synthetic study: page size and time to draw", run);
+
+}  // namespace
+}  // namespace comera::cli
