@@ -76,6 +76,8 @@ TEST_CASE("the report embeds what pareto --format json and runs show --json prin
   REQUIRE(data["studies"].size() == 1);
   const json& study = data["studies"][0];
   CHECK(study["name"] == "quickstart");
+  // The base experiment names itself and says what it trains (and when its data is synthetic).
+  CHECK_THAT(study["experiment"]["description"].get<std::string>(), Contains("WordNet"));
 
   CHECK(study["front"] == json::parse(run_from_root("pareto --db " + db + " --study quickstart --all --format json")));
   const json listed = json::parse(run_from_root("runs list --db " + db + " --study quickstart --json"));

@@ -34,4 +34,10 @@ std::string number_text(double x) {
   return os.str();
 }
 
+std::string fixed_text(double x, int digits) {
+  char text[64];
+  std::snprintf(text, sizeof text, "%.*f", digits, x);
+  return text;
+}
+
 }  // namespace comera

@@ -10,5 +10,7 @@ std::string format_duration(double seconds);
 std::string format_count(double n);
 // "300", "0.5", "1e-12": a number as a person writes it (six significant digits at most).
 std::string number_text(double x);
+// x with `digits` digits after the point: "12.06".
+std::string fixed_text(double x, int digits);
 
 }  // namespace comera

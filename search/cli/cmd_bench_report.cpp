@@ -5,17 +5,10 @@
 #include "search/cli/command.h"
 #include "search/report/report_benchmark.h"
 
-#include <cstdio>
 #include <iostream>
 
 namespace comera::cli {
 namespace {
-
-std::string fixed(double x, int digits) {
-  char text[64];
-  std::snprintf(text, sizeof text, "%.*f", digits, x);
-  return text;
-}
 
 int run(int argc, char** argv) {
   auto options = make_options("bench report",
@@ -49,12 +42,12 @@ int run(int argc, char** argv) {
     return 0;
   }
   std::cout << "synthetic study: " << result.trials << " trials x " << result.epochs << " epochs, " << result.layers
-            << " layers; database " << fixed(result.database_mb, 1) << " MB, made in "
+            << " layers; database " << fixed_text(result.database_mb, 1) << " MB, made in "
             << format_duration(result.generate_s) << "\n"
             << "report: written in " << format_duration(result.report_s) << ", page "
-            << fixed(result.page_mb, 2) << " MB\n"
-            << "browser (" << result.browser << "): drawn " << fixed(result.loaded_ms, 0)
-            << " ms after navigation (script " << fixed(result.script_ms, 0) << " ms); whole run "
+            << fixed_text(result.page_mb, 2) << " MB\n"
+            << "browser (" << result.browser << "): drawn " << fixed_text(result.loaded_ms, 0)
+            << " ms after navigation (script " << fixed_text(result.script_ms, 0) << " ms); whole run "
             << format_duration(result.browser_s) << "\n"
             << "points drawn: " << result.drawn.dump() << "\n";
   return 0;

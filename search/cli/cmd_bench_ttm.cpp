@@ -3,6 +3,7 @@
 // (search/bench/ttm_benchmark.h).
 #include "search/bench/ttm_benchmark.h"
 #include "core/util/error.h"
+#include "core/util/format.h"
 #include "search/cli/command.h"
 #include "search/environment.h"
 
@@ -16,22 +17,16 @@
 namespace comera::cli {
 namespace {
 
-std::string fixed(double v, int digits) {
-  char buf[64];
-  std::snprintf(buf, sizeof buf, "%.*f", digits, v);
-  return buf;
-}
-
 void print_batch(const TtmBatchResult& batch) {
   for (const auto& x : batch.methods) {
     std::string name = x.method;
     name.resize(22, ' ');
     std::printf("%8lld  %8lld  %s %10s %9s  %10s  %10s %9s %9s  %15s\n",
                 static_cast<long long>(batch.ids), static_cast<long long>(batch.distinct_ids),
-                name.c_str(), fixed(x.time.median_ms, 1).c_str(), fixed(x.time.cpu_median_ms, 1).c_str(),
-                fixed(x.speedup_vs_naive, 2).c_str(), fixed(x.speedup_vs_dense, 2).c_str(),
-                fixed(x.held_bytes / 1e6, 1).c_str(), fixed(x.peak_bytes / 1e6, 1).c_str(),
-                fixed(x.peak_ratio_naive_over_this, 2).c_str());
+                name.c_str(), fixed_text(x.time.median_ms, 1).c_str(), fixed_text(x.time.cpu_median_ms, 1).c_str(),
+                fixed_text(x.speedup_vs_naive, 2).c_str(), fixed_text(x.speedup_vs_dense, 2).c_str(),
+                fixed_text(x.held_bytes / 1e6, 1).c_str(), fixed_text(x.peak_bytes / 1e6, 1).c_str(),
+                fixed_text(x.peak_ratio_naive_over_this, 2).c_str());
   }
   std::printf("          (optimised vs naive output: max |diff| %.2e)\n", batch.max_abs_diff);
 }

@@ -131,6 +131,9 @@ json study_data(store::ResultsDb& db, const store::Study& study, const ReportOpt
   const json base = study.spec.contains("base") ? study.spec["base"]
                     : trials.empty()              ? json()
                                                   : trials.front().config.value("experiment", json());
+  // What was trained, in the experiment file's own words (which say when the data is synthetic).
+  if (base.is_object())
+    out["experiment"] = {{"name", base.value("name", "")}, {"description", base.value("description", "")}};
   const auto last = last_epoch_metrics(db, study.id);
   std::map<int64_t, std::string> ended_at;
   std::map<int64_t, int64_t> id_of;

@@ -105,6 +105,9 @@
     const states = {};
     for (const t of study.trials) states[t.state] = (states[t.state] || 0) + 1;
     section.appendChild(el('h2', { text: 'Study ' + study.name }));
+    if (study.experiment && (study.experiment.name || study.experiment.description))
+      section.appendChild(el('p', { class: 'note', text: 'Experiment ' + study.experiment.name +
+        (study.experiment.description ? ': ' + study.experiment.description : '') }));
     const hv = study.front ? ', hypervolume ' + fmt(study.front.hypervolume) + ' (' + study.front.objectives.join(', ') +
       '; reference ' + study.front.reference.map(fmt).join(', ') + ')' : '';
     section.appendChild(el('p', { class: 'note', text: study.trials.length + ' trials: ' +
