@@ -48,7 +48,7 @@ BrowserCheck check_in_browser(const std::string& html_path, int width, int heigh
   // A profile of its own: browsers started side by side (parallel tests) would share the default one.
   std::string profile = (std::filesystem::temp_directory_path() / "comera_browser_XXXXXX").string();
   if (!::mkdtemp(profile.data())) throw Error("cannot make a browser profile folder under " + profile);
-  std::vector<std::string> argv = {out.browser, "--headless", "--disable-gpu", "--hide-scrollbars",
+  std::vector<std::string> argv = {out.browser, "--headless", "--disable-gpu", "--disable-dev-shm-usage", "--hide-scrollbars",
                                    "--user-data-dir=" + profile, "--enable-logging=stderr", "--v=0",
                                    "--window-size=" + std::to_string(width) + "," + std::to_string(height),
                                    "--dump-dom", "file://" + std::filesystem::absolute(html_path).string() + "#selftest"};
