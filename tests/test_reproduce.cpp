@@ -9,9 +9,17 @@
 #include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_spec.h"
 #include "search/sweep/trial_expansion.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
+#include "tests/support/quickstart_db.h"
 #include "tests/support/temp_dir.h"
 
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <cmath>
+#include <cstdio>
 #include <fstream>
 #include <map>
 #include <sstream>
@@ -96,8 +104,10 @@ TEST_CASE("comparison table: means over complete trials beside published figures
 
   CHECK(table.header == std::vector<std::string>{"", "MB", "paper", "acc %", "dense MB", "x", "paper"});
   REQUIRE(table.rows.size() == 3);
-  // Dense: two complete trials, mean 11 MB and 62%; ratio 11 / 11.
-  CHECK(table.rows[0] == std::vector<std::string>{"dense", "11 (n=2)", "256", "62 (n=2)", "11 (n=2)", "1", "2-3"});
+  // Dense: two complete trials, mean 11 MB and 62% with standard errors sqrt(2)/sqrt(2) = 1 and
+  // sqrt(8)/sqrt(2) = 2; ratio 11 / 11.
+  CHECK(table.rows[0] ==
+        std::vector<std::string>{"dense", "11 ± 1 (n=2)", "256", "62 ± 2 (n=2)", "11 ± 1 (n=2)", "1", "2-3"});
   // Late 0.2: the diverged and the queued trial are left out; no dense trial in this row.
   CHECK(table.rows[1] == std::vector<std::string>{"late 0.2", "0.5", "", "50", "-", "-", "80 (uncertain)"});
   // Late 0.5: its only trial failed.
@@ -109,7 +119,7 @@ TEST_CASE("comparison table: means over complete trials beside published figures
   CHECK_THAT(md.str(), Contains("| late 0.2 | 0.5 |  | 50 | - | - | 80 (uncertain) |\n"));
   std::ostringstream text;
   reproduce::write_text(text, table);
-  CHECK_THAT(text.str(), Contains("dense     11 (n=2)    256"));
+  CHECK_THAT(text.str(), Contains("dense     11 ± 1 (n=2)    256"));
 }
 
 TEST_CASE("paper specs: errors name the key; the scaled sweep patches the full one", "[reproduce]") {
@@ -162,4 +172,47 @@ TEST_CASE("every table in experiments/paper expands to valid trials, scaled and 
       for (const auto& [row, figure] : column.published.items())
         CHECK_NOTHROW(figures.resolve(figure, name + " " + column.label + " " + row));
   }
+}
+
+TEST_CASE("reproduce --seeds runs every trial under N seeds into a database of its own", "[reproduce][cli]") {
+  TempDir dir;
+  const std::string data = dir.file("wordnet");
+  comera::testing::run_from_root("data build-wordnet --source " + comera::source_dir() + "/tests/fixtures/wordnet --out " + data);
+  json spec = {{"name", "tiny"},
+               {"title", "a table on the WordNet fixtures"},
+               {"sweep",
+                {{"base", comera::source_dir() + "/experiments/sweeps/quickstart_base.json"},
+                 {"overrides", {{"data.dir", data}}},
+                 {"objectives", "eval_loss:min,size:min"},
+                 {"baselines", {"dense", "early"}},
+                 {"axes", json::object()}}},
+               {"scaled", {{"note", "nothing"}, {"set", json::object()}}},
+               {"table",
+                {{"rows", {{{"label", "dense"}, {"where", {"kind=dense"}}}, {{"label", "early"}, {"where", {"kind=early"}}}}},
+                 {"columns", {{{"label", "eval loss"}, {"metric", "eval_loss"}}}}}}};
+  write(dir.file("tiny.json"), spec);
+  const std::string args = "reproduce " + dir.file("tiny.json") + " --quiet --db " + dir.file("s.db") + " --out " +
+                           dir.file("s.md");
+  const std::string out = comera::testing::run_from_root(args + " --seeds 2");
+  // Each row holds its two seeds' mean with its standard error, worked out here from the trials.
+  SQLite::Database db(dir.file("s.db"), SQLite::OPEN_READONLY);
+  CHECK(db.execAndGet("SELECT COUNT(DISTINCT seed) FROM trials").getInt() == 2);
+  for (const std::string kind : {"dense", "early"}) {
+    SQLite::Statement q(db, "SELECT o.value FROM objectives o JOIN trials t ON t.id = o.trial_id "
+                            "WHERE o.name = 'eval_loss' AND json_extract(t.config, '$.kind') = ?");
+    q.bind(1, kind);
+    std::vector<double> v;
+    while (q.executeStep()) v.push_back(q.getColumn(0).getDouble());
+    REQUIRE(v.size() == 2);
+    const double mean = (v[0] + v[1]) / 2, se = std::abs(v[0] - v[1]) / 2;
+    char cell[96];
+    std::snprintf(cell, sizeof cell, "%.4g ± %.4g (n=2)", mean, se);
+    CHECK_THAT(out, Contains(kind) && Contains(cell));
+  }
+  spec["sweep"]["axes"]["repeats"] = 3;
+  write(dir.file("own.json"), spec);
+  const auto refused = comera::testing::run_cli("reproduce " + dir.file("own.json") + " --seeds 2 --db " +
+                                                dir.file("o.db") + " --out " + dir.file("o.md"));
+  CHECK(refused.status != 0);
+  CHECK_THAT(refused.output, Contains("sets its own seeds") && Contains("--seeds"));
 }

@@ -27,11 +27,14 @@ int run(int argc, char** argv) {
   options.add_options()("name", "Table name (file in experiments/paper/) or a spec path",
                         cxxopts::value<std::string>())(
       "full", "The paper's full configuration (hours to days on a CPU)")(
-      "db", "Results database (default results/reproduce/NAME[_full].db)",
+      "seeds", "Run every trial under this many seeds (the experiment's seed and the next ones); the "
+               "table then shows mean ± standard error (n)",
+      cxxopts::value<int64_t>()->default_value("1"))(
+      "db", "Results database (default results/reproduce/NAME[_full][_seedsN].db)",
       cxxopts::value<std::string>()->default_value(""))(
       "reference", "Published figures (default experiments/paper/published_figures.json)",
       cxxopts::value<std::string>()->default_value(sweep::default_figures_file()))(
-      "out", "Markdown table (default results/reproduce/NAME[_full].md)",
+      "out", "Markdown table (default results/reproduce/NAME[_full][_seedsN].md)",
       cxxopts::value<std::string>()->default_value(""))(
       "list", "List the tables")("json", "With --list: the tables as JSON")(
       "quiet", "No per-step progress line");
@@ -52,7 +55,12 @@ int run(int argc, char** argv) {
   }
   const auto spec = reproduce::load_paper_spec(r["name"].as<std::string>());
   const bool full = r.count("full") > 0;
-  const std::string stem = "results/reproduce/" + spec.name + (full ? "_full" : "");
+  const int64_t seeds = r["seeds"].as<int64_t>();
+  if (seeds < 1) throw Error("--seeds " + std::to_string(seeds) + ": give 1 or more");
+  // Runs under several seeds keep a database of their own, so that no row mixes them with a
+  // single run's trials.
+  const std::string stem = "results/reproduce/" + spec.name + (full ? "_full" : "") +
+                           (seeds > 1 ? "_seeds" + std::to_string(seeds) : "");
   const std::string db_file = r["db"].as<std::string>().empty() ? stem + ".db" : r["db"].as<std::string>();
   const std::string md_file = r["out"].as<std::string>().empty() ? stem + ".md" : r["out"].as<std::string>();
   const std::string reference = r["reference"].as<std::string>();
@@ -63,7 +71,14 @@ int run(int argc, char** argv) {
            : "scaled down: " + (spec.scaled_note.empty() ? std::string("nothing") : spec.scaled_note) +
                  " (--full runs the paper's configuration)";
   std::cerr << spec.title << "\nrun: " << run_note << std::endl;
-  const auto sweep_spec = sweep::parse_sweep_spec(reproduce::sweep_json(spec, full), spec.file, reference);
+  auto sweep_json = reproduce::sweep_json(spec, full);
+  if (seeds > 1) {
+    auto& axes = sweep_json["axes"];
+    if (axes.contains("seeds") || axes.contains("repeats"))
+      throw Error(spec.file + ": its sweep sets its own seeds (axes.seeds or axes.repeats): leave out --seeds");
+    axes["repeats"] = seeds;
+  }
+  const auto sweep_spec = sweep::parse_sweep_spec(sweep_json, spec.file, reference);
   sweep::SweepOptions so;
   so.db_path = db_file;
   ProgressLine line(!r.count("quiet"), true);

@@ -20,10 +20,15 @@ std::string number_text(double x) {
 
 struct Cell {
   double mean = NAN;
+  double sum_sq = 0;  // of the deviations from the mean
   size_t count = 0;
+  // The standard error of the mean (sample standard deviation over sqrt(n)); NaN below 2 trials.
+  double standard_error() const {
+    return count < 2 ? NAN : std::sqrt(sum_sq / static_cast<double>(count - 1) / static_cast<double>(count));
+  }
 };
 
-// Mean of `metric` (times scale) over the complete trials among `rows` meeting `where`.
+// Mean of `metric` (times scale), with its spread, over the complete trials among `rows` meeting `where`.
 Cell mean_of(const store::FlatTable& trials, std::vector<size_t> rows,
              const std::vector<pareto::Condition>& where, const std::string& metric, double scale) {
   if (trials.rows.empty()) return {};
@@ -32,16 +37,16 @@ Cell mean_of(const store::FlatTable& trials, std::vector<size_t> rows,
   if (metric_column == trials.columns.end()) return {};
   const size_t column = static_cast<size_t>(metric_column - trials.columns.begin());
   const auto matching = pareto::filter_rows(trials, where);
-  Cell cell{0, 0};
+  std::vector<double> values;
   for (size_t r : rows) {
     if (!std::binary_search(matching.begin(), matching.end(), r)) continue;
     const double v = pareto::cell_number(trials.rows[r][column]);
-    if (std::isnan(v)) continue;
-    cell.mean += v * scale;
-    ++cell.count;
+    if (!std::isnan(v)) values.push_back(v * scale);
   }
-  if (cell.count == 0) return {};
-  cell.mean /= static_cast<double>(cell.count);
+  if (values.empty()) return {};
+  Cell cell{0, 0, values.size()};
+  for (double v : values) cell.mean += v / static_cast<double>(values.size());
+  for (double v : values) cell.sum_sq += (v - cell.mean) * (v - cell.mean);
   return cell;
 }
 
@@ -71,7 +76,10 @@ ComparisonTable comparison_table(store::ResultsDb& db, const PaperSpec& spec,
       std::string text = "-";
       if (!c.metric.empty()) {
         const Cell& cell = cells[c.label];
-        if (cell.count) text = number_text(cell.mean) + (cell.count > 1 ? " (n=" + std::to_string(cell.count) + ")" : "");
+        if (cell.count)
+          text = number_text(cell.mean) + (cell.count > 1 ? " ± " + number_text(cell.standard_error()) + " (n=" +
+                                                                std::to_string(cell.count) + ")"
+                                                          : "");
       } else if (cells[c.numerator].count && cells[c.denominator].count) {
         text = number_text(cells[c.numerator].mean / cells[c.denominator].mean);
       }
