@@ -3,10 +3,13 @@
 # dense, for the same steps, once per seed, and prints a per-epoch comparison: with one seed the
 # two runs side by side, with several the mean and standard error over seeds of each, and the
 # gap (tensorized minus dense, paired by seed) with its standard error.
-#   scripts/compare_dense.sh [--seeds N] [--jobs J] [--pretrain PRE.json] [CONFIG] [extra flags]
+#   scripts/compare_dense.sh [--seeds N] [--jobs J] [--fixed-ranks] [--pretrain PRE.json] [CONFIG] [extra flags]
 # --seeds N: seeds 1..N (the experiment's training.seed is overridden); default one run at the
 #   experiment's own seed. --jobs J: J trainings at a time (give --threads 1 with J = 2 on 2 cores;
-#   accuracy does not depend on it, timings do). --pretrain: first train PRE.json (masked-LM
+#   accuracy does not depend on it, timings do). --fixed-ranks: also train, per seed, the
+#   tensorized model at the ranks its adaptive run ended at, kept from the first step (comera
+#   train --fixed-ranks), and print it against the adaptive run at the same final size.
+#   --pretrain: first train PRE.json (masked-LM
 #   pre-training) in both builds, then start each build's run from its own checkpoint (--init).
 # The extra flags go to every `comera train`. CONFIG defaults to experiments/small_two_encoder.json
 # and needs the default task's data (`build/comera data build-wordnet`) unless the config or the
@@ -15,13 +18,15 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 seeds=0
 jobs=1
+fixed=false
 pretrain=
 while [ $# -gt 0 ]; do
   case "$1" in
     --seeds) seeds=$2; shift 2 ;;
     --jobs) jobs=$2; shift 2 ;;
     --pretrain) pretrain=$2; shift 2 ;;
-    -h|--help) sed -n '2,13p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    --fixed-ranks) fixed=true; shift ;;
+    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) break ;;
   esac
 done
@@ -42,6 +47,7 @@ train() {
   shift 2
   local flags=()
   [ "$build" = dense ] && flags+=(--dense)
+  [ "$build" = fixed ] && flags+=(--fixed-ranks "$work/tensorized_${seed:-own}.json")
   [ -n "$seed" ] && flags+=(--seed "$seed")
   local name="${build}_${seed:-own}"
   if [ -n "$pretrain" ]; then
@@ -61,20 +67,33 @@ if [ "$seeds" -eq 0 ]; then
 else
   for ((s = 1; s <= seeds; s++)); do runs+=("tensorized $s" "dense $s"); done
 fi
-pids=()
-for run in "${runs[@]}"; do
-  read -r build seed <<< "$run"
-  train "$build" "${seed:-}" "$@" &
-  pids+=($!)
-  # At most $jobs at a time; any failure stops the comparison.
-  while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || { kill "${pids[@]}" 2>/dev/null; exit 1; }; done
-done
-for pid in "${pids[@]}"; do wait "$pid"; done
+extra=("$@")
+# Runs "BUILD SEED" items, at most $jobs at a time; any failure stops the comparison.
+run_all() {
+  local pids=() run build seed
+  for run in "$@"; do
+    read -r build seed <<< "$run"
+    train "$build" "${seed:-}" "${extra[@]}" &
+    pids+=($!)
+    while [ "$(jobs -rp | wc -l)" -ge "$jobs" ]; do wait -n || { kill "${pids[@]}" 2>/dev/null; exit 1; }; done
+  done
+  for pid in "${pids[@]}"; do wait "$pid" || exit 1; done
+}
+run_all "${runs[@]}"
+# The fixed-rank runs start from the ranks the adaptive runs ended at.
+if $fixed; then
+  fixed_runs=()
+  for run in "${runs[@]}"; do
+    read -r build seed <<< "$run"
+    [ "$build" = tensorized ] && fixed_runs+=("fixed ${seed:-}")
+  done
+  run_all "${fixed_runs[@]}"
+fi
 
-python3 - "$work" "$pretrain" "$seeds" <<'EOF'
+python3 - "$work" "$pretrain" "$seeds" "$fixed" <<'EOF'
 import json, math, os, sys
 
-work, pretrain, seeds = sys.argv[1], sys.argv[2], int(sys.argv[3])
+work, pretrain, seeds, fixed = sys.argv[1], sys.argv[2], int(sys.argv[3]), sys.argv[4] == "true"
 names = ["own"] if seeds == 0 else [str(s) for s in range(1, seeds + 1)]
 tt = [json.load(open(os.path.join(work, f"tensorized_{n}.json"))) for n in names]
 dense = [json.load(open(os.path.join(work, f"dense_{n}.json"))) for n in names]
@@ -152,7 +171,23 @@ if 100 * acc_dense < chance + 1:
 else:
     verdict = "met" if gap >= -2 and compression >= 40 else "missed"
 gap_text = f"{gap:+.2f}" + ("" if math.isnan(gap_se) else f" ± {gap_se:.2f}")
+if seeds > 1:
+    print("\nper seed (final): " + "; ".join(
+        f"seed {n}: tensorized {100 * x['accuracy']:.2f}% at {x['compression']:.1f}x (train loss "
+        f"{x['train_loss']:.3f}), dense {100 * y['accuracy']:.2f}%"
+        for n, x, y in zip(names, final_tt, final_dense)))
 print(f"\nfinal: tensorized {pm([x['accuracy'] for x in final_tt], 100)}% at {compression:.1f}x vs dense "
       f"{pm([y['accuracy'] for y in final_dense], 100)}%: gap {gap_text} points -> target (within 2 points at "
       f">= 40x) {verdict}")
+if fixed:
+    final_fixed = [json.load(open(os.path.join(work, f"fixed_{n}.json")))["epochs"][-1] for n in names]
+    print("\nfixed ranks (the adaptive run's final ranks from the first step, no rank adaptation), "
+          "same steps:")
+    print(f"  fixed ranks {pm([x['accuracy'] for x in final_fixed], 100)}% at "
+          f"{pm([x['compression'] for x in final_fixed], digits=1)}x; adaptive "
+          f"{pm([x['accuracy'] for x in final_tt], 100)}% at {pm([x['compression'] for x in final_tt], digits=1)}x")
+    print(f"  adaptive minus fixed: "
+          f"{pm([x['accuracy'] - y['accuracy'] for x, y in zip(final_tt, final_fixed)], 100, sign=True)} "
+          f"points (paired by seed); final sizes equal: "
+          f"{all(x['size'] == y['size'] for x, y in zip(final_tt, final_fixed))}")
 EOF

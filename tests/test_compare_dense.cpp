@@ -50,7 +50,7 @@ TEST_CASE("compare_dense.sh --seeds prints each build's mean and standard error 
     gap.push_back(100 * (tt["accuracy"].get<double>() - dense["accuracy"].get<double>()));
   }
   const auto r = comera::run_process({"bash", comera::source_dir() + "/scripts/compare_dense.sh", "--seeds", "3", "--jobs", "2",
-                                      config, "--data", data, "--threads", "1"},
+                                      "--fixed-ranks", config, "--data", data, "--threads", "1"},
                                      "compare_dense.sh", comera::ErrorOutput::Discard);
   INFO(r.output);
   REQUIRE(r.status == 0);
@@ -61,6 +61,8 @@ TEST_CASE("compare_dense.sh --seeds prints each build's mean and standard error 
                return (text[0] == '-' ? "" : "+") + text;
              }() + " points"));
   CHECK_THAT(r.output, Contains("seed 3:"));
+  // The fixed-rank runs end at the adaptive runs' sizes.
+  CHECK_THAT(r.output, Contains("adaptive minus fixed: ") && Contains("final sizes equal: True"));
 
   const auto bad = comera::run_process({"bash", comera::source_dir() + "/scripts/compare_dense.sh", "--seeds", "x"},
                                        "compare_dense.sh", comera::ErrorOutput::Merge);

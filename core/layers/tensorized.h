@@ -43,6 +43,8 @@ class Tensorized {
   // Cuts pruned slices out of cores and rank vectors; with `fold`, multiplies each surviving
   // d into the core on its left and resets d to 1. The layer's output is unchanged.
   virtual TruncationResult truncate(bool fold = false) = 0;
+  // Fresh values at the current ranks, as the layer is initialised (d = 1).
+  virtual void reset_parameters() = 0;
 };
 
 // d with pruned entries zeroed (differentiable in the surviving entries); d itself when none is

@@ -36,7 +36,7 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
   explicit TTLinearImpl(TTLinearOptions options);
 
   void reset() override;
-  void reset_parameters();
+  void reset_parameters() override;
   // x: (..., in) -> (..., out). Never forms W.
   at::Tensor forward(const at::Tensor& x);
   void pretty_print(std::ostream& stream) const override;

@@ -33,7 +33,7 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
   explicit TTMEmbeddingImpl(TTMEmbeddingOptions options);
 
   void reset() override;
-  void reset_parameters();
+  void reset_parameters() override;
   // ids: int64 of any shape -> (..., D). Optimised path: the chain merged into two tables at
   // its cheapest bond, one small GEMM per row (+ dedup).
   at::Tensor forward(const at::Tensor& ids);

@@ -27,29 +27,26 @@ std::map<std::string, std::vector<int64_t>> allocated_ranks(torch::nn::Module& m
 }
 
 void restore_ranks(torch::nn::Module& model, const std::map<std::string, std::vector<int64_t>>& ranks,
-                   bool every_layer) {
+                   bool every_layer, const RanksSource& source) {
   const auto layers = tensorized_layers(model);
   if (every_layer && layers.size() != ranks.size())
-    throw Error("checkpoint has ranks for " + std::to_string(ranks.size()) +
-                " tensorized layers but the model has " + std::to_string(layers.size()) +
-                " (resume with the config the checkpoint was made with)");
+    throw Error(source.what + " has ranks for " + std::to_string(ranks.size()) + " tensorized layers but the model has " +
+                std::to_string(layers.size()) + " (" + source.fix + ")");
   c10::NoGradGuard no_grad;
   for (const auto& [name, layer] : layers) {
     auto it = ranks.find(name);
     if (!every_layer && it == ranks.end()) continue;
     const auto& now = layer->chain().ranks();
     if (it == ranks.end() || it->second.size() != now.size())
-      throw Error("checkpoint has no matching ranks for layer " + name +
-                  " (resume with the config the checkpoint was made with)");
+      throw Error(source.what + " has no matching ranks for layer " + name + " (" + source.fix + ")");
     if (it->second == now) continue;
     // Mark every slice beyond the target rank as pruned, then cut: the layer takes the shape.
     auto d = layer->rank_vectors();
     for (size_t k = 0; k < d.size(); ++k) {
       const int64_t target = it->second[k + 1];
-      if (target > d[k].size(0))
-        throw Error("checkpoint rank " + std::to_string(target) + " of layer " + name +
-                    " exceeds the configured rank " + std::to_string(d[k].size(0)) +
-                    " (resume with the config the checkpoint was made with)");
+      if (target > d[k].size(0) || target < 0)
+        throw Error(source.what + " rank " + std::to_string(target) + " of layer " + name +
+                    " is not within the configured rank " + std::to_string(d[k].size(0)) + " (" + source.fix + ")");
       d[k].fill_(1.0);
       d[k].narrow(0, target, d[k].size(0) - target).zero_();
     }

@@ -29,11 +29,17 @@ std::vector<LayerTruncation> truncate_model(torch::nn::Module& model, torch::opt
 // Allocated ranks of every tensorized layer, by module name.
 std::map<std::string, std::vector<int64_t>> allocated_ranks(torch::nn::Module& model);
 
+// Where ranks to restore come from, for errors: "checkpoint X", and the fix for a mismatch.
+struct RanksSource {
+  std::string what = "checkpoint";
+  std::string fix = "resume with the config the checkpoint was made with";
+};
+
 // Shrinks each named layer to the given ranks (keeping the leading slices of every bond; the
 // values are then overwritten by loading the checkpoint). Errors name the layer on mismatch.
 // every_layer: the map must cover every tensorized layer of the model; else layers missing
 // from it keep their ranks and names the model lacks are ignored.
 void restore_ranks(torch::nn::Module& model, const std::map<std::string, std::vector<int64_t>>& ranks,
-                   bool every_layer = true);
+                   bool every_layer = true, const RanksSource& source = {});
 
 }  // namespace comera

@@ -75,6 +75,8 @@ nlohmann::json TrainConfig::to_json() const {
   if (!init_from.empty()) j["init_from"] = init_from;
   // Only when set, so the configs (and hashes) of single-process runs stay what they were.
   if (nproc != 1) j["nproc"] = nproc;
+  // Only when set, so that other configs (and their hashes) stay what they were.
+  if (!fixed_ranks.empty()) j["fixed_ranks"] = fixed_ranks;
   for (const auto& p : length_phases)
     j["length_phases"].push_back(
         {{"start_epoch", p.start_epoch}, {"start_step", p.start_step}, {"max_length", p.max_length}});
@@ -201,6 +203,16 @@ TrainConfig read_train_config(const ConfigReader& r) {
                   " (lower it or raise epochs)");
   }
   if (r.has("length_phases")) c.length_phases = read_length_phases(r, c.epochs);
+  if (r.has("fixed_ranks")) {
+    const auto f = r.object("fixed_ranks");
+    for (const auto& item : r.value("fixed_ranks").items()) {
+      auto ranks = f.integers(item.key(), 0);
+      if (ranks.size() < 2 || ranks.front() != 1 || ranks.back() != 1)
+        throw Error(f.key_path(item.key()) + ": give the layer's whole rank list, boundary 1s included, e.g. [1, 4, 8, 1]");
+      c.fixed_ranks[item.key()] = std::move(ranks);
+    }
+    if (c.fixed_ranks.empty()) throw Error(f.path() + ": name every tensorized layer's ranks, or leave it out");
+  }
   if (r.has("truncation")) {
     const auto t = r.object("truncation");
     const auto when = t.choice("when", "epoch", {"never", "epoch", "steps"});
@@ -213,6 +225,19 @@ TrainConfig read_train_config(const ConfigReader& r) {
                   "(e.g. 500)");
     c.truncation.fold = t.boolean("fold", false);
     t.finish();
+  }
+  if (!c.fixed_ranks.empty()) {
+    std::string clash;
+    auto add = [&clash](const std::string& what) { clash += (clash.empty() ? "" : "; ") + what; };
+    if (c.early.gamma != 0) add("early_stage.gamma is " + std::to_string(c.early.gamma));
+    if (c.late.enabled) add("late_stage is set");
+    if (c.truncation.when != TruncateWhen::Never) add("truncation.when is not \"never\"");
+    if (c.optimizer.lr_ranks != 0) add("optimizer.lr_ranks is " + std::to_string(c.optimizer.lr_ranks));
+    if (!c.init_from.empty()) add("init_from is set");
+    if (!clash.empty())
+      throw Error(r.key_path("fixed_ranks") + " keeps every rank, but " + clash +
+                  ": set early_stage.gamma to 0, leave out late_stage and init_from, set truncation.when to "
+                  "\"never\" and optimizer.lr_ranks to 0 (comera train --fixed-ranks FILE does all of this)");
   }
   r.finish();
   return c;

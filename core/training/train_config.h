@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <map>
 #include <string>
 #include <vector>
 
@@ -102,6 +103,10 @@ struct TrainConfig {
   int64_t checkpoint_every_steps = 0;  // 0: at epoch ends only
   // In order of their starts, the first at step 0; empty = batches as the data makes them.
   std::vector<LengthPhase> length_phases;
+  // Every tensorized layer's ranks (boundary 1s included), by module name: the model starts at
+  // them, freshly initialised, and keeps them (no size terms, no late stage, no truncation, the
+  // rank vectors not learnt). The ablation against rank adaptation; empty = off.
+  std::map<std::string, std::vector<int64_t>> fixed_ranks;
 
   nlohmann::json to_json() const;
   // The sequence-length cap at `epoch` (0-based) and global `step`; 0 = none.

@@ -4,6 +4,7 @@
 #include "core/layers/size.h"
 #include "core/training/lr_schedule.h"
 #include "core/training/optimizer.h"
+#include "core/training/param_groups.h"
 #include "core/training/rank_truncation.h"
 #include "core/training/sliceable_optimizer.h"
 #include "core/kernels/dropout_mask.h"
@@ -203,6 +204,20 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
                   "the data it was made with (--data, --eval-limit, data.*), or start a new run "
                   "(another --checkpoint, or without --resume)");
     checkpoint->load_model(net);
+  } else if (!config_.fixed_ranks.empty()) {
+    restore_ranks(net, config_.fixed_ranks, true,
+                  {"training.fixed_ranks", "name every tensorized layer with its whole rank list, as `comera train "
+                                           "--json` lists them at an epoch's end"});
+    // Fresh values at these ranks, as if built with them; a layer with an empty bond stays zero.
+    for (const auto& [name, layer] : tensorized_layers(net)) {
+      (void)name;
+      bool empty_bond = false;
+      for (const auto& d : layer->rank_vectors())
+        empty_bond = empty_bond || !d.abs().ge(layer->threshold()).any().item<bool>();
+      if (!empty_bond) layer->reset_parameters();
+    }
+    notice("fixed ranks: " + std::to_string(config_.fixed_ranks.size()) +
+           " tensorized layers start at the given ranks and keep them");
   } else if (!config_.init_from.empty()) {
     const Checkpoint start(config_.init_from,
                            "training.init_from: run the experiment that writes it first, e.g. the "

@@ -44,6 +44,23 @@ std::ostream& null_stream() {
 
 // The experiment file with the command line's overrides, read through the file's own checks:
 // an override that the file could not hold ("--epochs 0") is the same error, naming the flag.
+// Ranks by layer from FILE: a `comera train --json` result (its last epoch's layers) or an
+// object {"layer": [1, r1, ..., 1]}.
+nlohmann::json fixed_ranks_from(const std::string& file) {
+  const auto j = read_json_file(file);
+  if (j.is_object() && j.contains("epochs") && j["epochs"].is_array() && !j["epochs"].empty()) {
+    nlohmann::json ranks = nlohmann::json::object();
+    for (const auto& layer : j["epochs"].back().value("layers", nlohmann::json::array()))
+      ranks[layer.at("name").get<std::string>()] = layer.at("ranks");
+    if (ranks.empty()) throw Error("--fixed-ranks " + file + ": its last epoch lists no tensorized layers");
+    return ranks;
+  }
+  if (!j.is_object() || j.empty())
+    throw Error("--fixed-ranks " + file + ": give a `comera train --json` result or an object of "
+                "{\"layer\": [1, r1, ..., 1]}");
+  return j;
+}
+
 ExperimentConfig experiment_with_overrides(const cxxopts::ParseResult& r) {
   const auto file = r["config"].as<std::string>();
   auto json = read_json_file(file);
@@ -62,6 +79,16 @@ ExperimentConfig experiment_with_overrides(const cxxopts::ParseResult& r) {
   if (r.count("device")) set("device", "training.device", r["device"].as<std::string>());
   if (r.count("tune")) set("tune", "training.contraction", "tuned");
   if (r.count("nproc")) set("nproc", "training.nproc", r["nproc"].as<int64_t>());
+  if (r.count("fixed-ranks")) {
+    // The ablation against rank adaptation: these ranks from the start, kept to the end.
+    const auto ranks_file = r["fixed-ranks"].as<std::string>();
+    sweep::set_path(json, "training.fixed_ranks", fixed_ranks_from(ranks_file));
+    sweep::set_path(json, "training.early_stage.gamma", 0);
+    sweep::set_path(json, "training.truncation.when", "never");
+    sweep::set_path(json, "training.optimizer.lr_ranks", 0);
+    json["training"].erase("late_stage");
+    flags += std::string(flags.empty() ? "" : " ") + "--fixed-ranks " + ranks_file;
+  }
   try {
     return parse_experiment(json, file);
   } catch (const Error& e) {
@@ -109,6 +136,10 @@ int run(int argc, char** argv) {
       "train-limit", "Use only the first N training examples (data.train_limit)", cxxopts::value<int64_t>())(
       "eval-limit", "Use only the first N evaluation examples (data.eval_limit)", cxxopts::value<int64_t>())(
       "dense", "Train the same architecture with every layer dense (the baseline)")(
+      "fixed-ranks", "Start every tensorized layer at these ranks and keep them (no size terms, no late stage, "
+                     "no truncation): FILE is a `comera train --json` result (its last epoch's ranks) or "
+                     "{\"layer\": [1, r1, ..., 1]}. The ablation against rank adaptation",
+      cxxopts::value<std::string>())(
       "tune", "Measure contraction plans that the database has no choice for "
               "(training.contraction tuned; else stored choices from `comera tune`)")(
       "device", "Where to compute: cpu, cuda or cuda:N (overrides training.device)",
@@ -148,6 +179,11 @@ int run(int argc, char** argv) {
     e.name += "_dense";
     if (!e.training.init_from.empty())
       e.training.init_from = dense_checkpoint_path(e.training.init_from);
+  }
+  if (r.count("fixed-ranks")) {
+    if (r.count("dense") || r.count("init"))
+      throw Error("--fixed-ranks starts a tensorized model afresh at its ranks: leave out --dense and --init");
+    e.name += "_fixed_ranks";
   }
   if (r.count("init")) e.training.init_from = r["init"].as<std::string>();
   require_device(parse_device(e.training.device, "training.device"));
