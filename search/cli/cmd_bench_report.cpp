@@ -1,8 +1,8 @@
 // `comera bench report`: a synthetic study of many trials (10,000 x 200 epochs by default) made,
 // reported and opened in headless Chromium: how long the page takes to draw and how big it is.
-#include "core/util/error.h"
 #include "core/util/format.h"
 #include "search/cli/command.h"
+#include "search/cli/report_output.h"
 #include "search/report/report_benchmark.h"
 
 #include <iostream>
@@ -19,10 +19,8 @@ int run(int argc, char** argv) {
       "epochs", "Epochs of each complete trial", cxxopts::value<int64_t>()->default_value("200"))(
       "layers", "Tensorized layers whose ranks each epoch records", cxxopts::value<int64_t>()->default_value("4"))(
       "folder", "Where the database and the page go (a fresh database each time)",
-      cxxopts::value<std::string>()->default_value("results/bench_report"))(
-      "max-curves", "As comera report --max-curves", cxxopts::value<int64_t>()->default_value("40"))(
-      "max-epochs", "As comera report --max-epochs", cxxopts::value<int64_t>()->default_value("100"))(
-      "json", "Machine-readable output");
+      cxxopts::value<std::string>()->default_value("results/bench_report"))("json", "Machine-readable output");
+  add_report_limit_options(options);
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
@@ -31,10 +29,7 @@ int run(int argc, char** argv) {
   o.epochs = r["epochs"].as<int64_t>();
   o.layers = r["layers"].as<int64_t>();
   o.folder = r["folder"].as<std::string>();
-  const int64_t curves = r["max-curves"].as<int64_t>(), epochs = r["max-epochs"].as<int64_t>();
-  if (curves < 0 || epochs < 2) throw Error("--max-curves must be 0 or more and --max-epochs 2 or more");
-  o.max_detailed = static_cast<size_t>(curves);
-  o.max_epochs = static_cast<size_t>(epochs);
+  read_report_limits(r, o.max_detailed, o.max_epochs);
   o.on_progress = [](const std::string& line) { std::cerr << line << std::endl; };
   const auto result = report::bench_report(o);
   if (r.count("json")) {

@@ -22,25 +22,17 @@ int run(int argc, char** argv) {
   options.add_options()("o,output", "The HTML file to write (never the database or another input)",
                         cxxopts::value<std::string>())(
       "study", "Only these studies (a comma list, or repeat the flag; default: every study)",
-      cxxopts::value<std::string>())(
-      "max-curves", "Trials per study whose per-epoch record (curves, ranks) goes into the page: the front "
-                    "first, then the latest",
-      cxxopts::value<int64_t>()->default_value("40"))(
-      "max-epochs", "Longer trials have their epochs sampled evenly down to this many (at least 2)",
-      cxxopts::value<int64_t>()->default_value("100"))("quiet", "No progress lines");
+      cxxopts::value<std::string>())("quiet", "No progress lines");
+  add_report_limit_options(options);
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
   if (!r.count("output")) throw Error("give the page to write: -o FILE.html");
-  const int64_t curves = r["max-curves"].as<int64_t>(), epochs = r["max-epochs"].as<int64_t>();
-  if (curves < 0) throw Error("--max-curves " + std::to_string(curves) + " is negative: give 0 or more");
-  if (epochs < 2) throw Error("--max-epochs " + std::to_string(epochs) + " is below 2: give 2 or more");
+  report::ReportOptions ro;
+  read_report_limits(r, ro.max_detailed, ro.max_epochs);
   const std::string db = db_path(r);
   const OutputFile out(r["output"].as<std::string>(), "-o", {db});
-  report::ReportOptions ro;
   if (r.count("study")) ro.studies = string_list_flag(r, "study");
-  ro.max_detailed = static_cast<size_t>(curves);
-  ro.max_epochs = static_cast<size_t>(epochs);
   if (!r.count("quiet")) ro.on_progress = [](const std::string& line) { std::cerr << line << std::endl; };
   const auto start = std::chrono::steady_clock::now();
   const size_t bytes = write_report(out, db, ro);
