@@ -1,0 +1,159 @@
+// A problem whose loss/size front is known in advance, for the late stage (METHOD §3): one TT
+// layer with two cores (a factorised matrix A diag(d) B) learns a target matrix of known
+// singular values from inputs that are the unit vectors, so the task loss is ||W - W*||_F^2,
+// the exact size is k (in + out) at rank k, and the best loss at rank k is the sum of the
+// squared singular values past the k-th (Eckart-Young). Checked here: trained at fixed ranks,
+// the trainer reaches that front, so a run of the late stage can be scored against it
+// (docs/training.md, "The late stage on a problem with a known front").
+#include "core/data/dataset.h"
+#include "core/layers/tt_linear.h"
+#include "core/models/model_kind.h"
+#include "core/training/experiment.h"
+#include "core/training/rank_truncation.h"
+#include "core/training/trainer.h"
+#include "core/util/config_reader.h"
+#include "core/util/error.h"
+#include "tests/support/catch.h"
+
+#include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
+#include <torch/nn/module.h>
+
+using namespace comera;
+
+namespace {
+
+constexpr int64_t kN = 16;      // the matrix is kN x kN
+constexpr int64_t kRank = 8;    // allocated rank, and the target's rank
+const std::vector<double> kSigma = {3.0, 2.5, 2.0, 1.6, 1.2, 0.9, 0.6, 0.3};
+
+at::Tensor orthogonal(uint64_t seed) {
+  auto g = at::make_generator<at::CPUGeneratorImpl>(seed);
+  return std::get<0>(at::linalg_qr(at::randn({kN, kN}, g, at::kDouble)));
+}
+
+// W* = U diag(sigma) V^T, rank kRank.
+at::Tensor target_matrix() {
+  const auto u = orthogonal(11).slice(1, 0, kRank), v = orthogonal(12).slice(1, 0, kRank);
+  return u.matmul(at::diag(at::tensor(kSigma, at::kDouble))).matmul(v.t());
+}
+
+// Example i is the unit vector e_{i mod kN}, its label column i mod kN of W*.
+class UnitVectors : public Dataset {
+ public:
+  explicit UnitVectors(int64_t copies) : copies_(copies), w_(target_matrix()) {}
+  int64_t size() const override { return copies_ * kN; }
+  std::string unit() const override { return "vectors"; }
+  Batch batch(const std::vector<int64_t>& indices) const override {
+    std::vector<int64_t> cols;
+    for (auto i : indices) cols.push_back(i % kN);
+    const auto index = at::tensor(cols, at::kLong);
+    Batch b(static_cast<int64_t>(indices.size()));
+    b.set("x", at::eye(kN, at::kDouble).index_select(0, index));
+    b.set("y", w_.t().index_select(0, index));
+    return b;
+  }
+
+ private:
+  int64_t copies_;
+  at::Tensor w_;
+};
+
+class MatrixTask : public Task {
+ public:
+  explicit MatrixTask(double threshold)
+      : net_(std::make_shared<torch::nn::Module>()),
+        layer_(TTLinearOptions({kN}, {kN}, {1, kRank, 1}).bias(false).threshold(threshold)) {
+    net_->register_module("matrix", layer_);
+    net_->to(at::kDouble);
+  }
+  torch::nn::Module& model() override { return *net_; }
+  TaskOutput forward(const Batch& b) override {
+    const auto err = layer_->forward(b.at("x")) - b.at("y");
+    TaskOutput out;
+    // Mean over the examples of kN * ||error||^2: over the whole set, ||W - W*||_F^2.
+    out.loss = err.pow(2).sum(1).mean() * static_cast<double>(kN);
+    out.correct = at::zeros({}, at::kLong);
+    out.tokens = at::scalar_tensor(b.examples(), at::kLong);
+    out.predictions = b.examples();
+    return out;
+  }
+  bool is_head(const std::string&) const override { return false; }
+  int64_t layer_rows(const std::string&, int64_t batch, int64_t) const override { return batch; }
+  Batch synthetic_batch(int64_t batch, int64_t, const at::Generator& gen) const override {
+    Batch b(batch);
+    b.set("x", at::randn({batch, kN}, gen, at::kDouble));
+    b.set("y", at::randn({batch, kN}, gen, at::kDouble));
+    return b;
+  }
+
+ private:
+  std::shared_ptr<torch::nn::Module> net_;
+  TTLinear layer_;
+};
+
+class MatrixKind : public ModelKind {
+ public:
+  std::string name() const override { return "known_front_matrix"; }
+  std::vector<std::string> tasks() const override { return {"fit"}; }
+  nlohmann::json read(const ConfigReader& r, const TaskSpec&) const override {
+    nlohmann::json j = {{"threshold", r.number("threshold", 0.01, 0, 1)}};
+    r.finish();
+    return j;
+  }
+  nlohmann::json dense(const nlohmann::json& s) const override { return s; }
+  nlohmann::json body(const nlohmann::json& s) const override { return s; }
+  std::string summary(const nlohmann::json&) const override { return "one factorised matrix"; }
+  nlohmann::json factorise(const nlohmann::json&, int) const override {
+    throw Error("the known-front matrix has one shape");
+  }
+  std::unique_ptr<Task> build(const nlohmann::json& s, const TaskSpec&, const DataInfo&) const override {
+    return std::make_unique<MatrixTask>(s.at("threshold").get<double>());
+  }
+};
+
+const bool kRegistered = [] {
+  register_model_kind(std::make_shared<MatrixKind>());
+  return true;
+}();
+
+// Best loss at rank k (Eckart-Young).
+double front_loss(int64_t k) {
+  double l = 0;
+  for (size_t i = static_cast<size_t>(k); i < kSigma.size(); ++i) l += kSigma[i] * kSigma[i];
+  return l;
+}
+
+}  // namespace
+
+TEST_CASE("the constructed target has the singular values the front is computed from", "[known_front]") {
+  const auto s = at::linalg_svdvals(target_matrix());
+  for (int64_t i = 0; i < kN; ++i)
+    CHECK(s[i].item<double>() == Approx(i < kRank ? kSigma[static_cast<size_t>(i)] : 0).margin(1e-12));
+}
+
+TEST_CASE("trained at fixed rank k, the known-front problem reaches the Eckart-Young loss",
+          "[known_front]") {
+  (void)kRegistered;
+  for (int64_t k : {2, 5, 8}) {
+    INFO("rank " << k);
+    const auto e = parse_experiment(nlohmann::json{
+        {"name", "known_front"},
+        {"model", {{"kind", "known_front_matrix"}}},
+        {"training",
+         {{"task", "fit"}, {"epochs", 40}, {"batch_size", 16}, {"eval_batch_size", 64}, {"seed", 1},
+          {"optimizer", {{"lr_cores", 0.02}, {"lr_ranks", 0}, {"lr_other", 0.02}}},
+          {"schedule", {{"kind", "linear"}}},
+          {"early_stage", {{"gamma", 0}}},
+          {"truncation", {{"when", "never"}}},
+          {"fixed_ranks", {{"matrix", {1, k, 1}}}}}}});
+    Trainer t(e.model, e.training,
+              {std::make_shared<UnitVectors>(32), std::make_shared<UnitVectors>(1), {}, "", ""});
+    const auto r = t.run();
+    REQUIRE(r.status == RunStatus::Completed);
+    const auto& last = r.epochs.back();
+    CHECK(last.size.tensorized == k * 2 * kN);
+    // The unit vectors are the whole input space: the evaluation loss is ||W - W*||_F^2.
+    CHECK(last.eval_loss == Approx(front_loss(k)).margin(0.005));
+  }
+}
