@@ -219,7 +219,7 @@ TEST_CASE("one full training step on CUDA gives the float64 CPU step's loss and 
     scale = surrogate_size(cpu_model, training.size_surrogate).item<double>();
     initial = static_cast<double>(model_size(cpu_model).tensorized);
   }
-  Objective objective(training.size_surrogate, training.early, training.late, scale, initial);
+  const Objective objective(training.size_surrogate, training.early, training.late, scale, initial);
   auto cpu_opt = make_optimizer(cpu_model, training.optimizer);
   auto gpu_opt = make_optimizer(gpu_model, training.optimizer);
   const auto batch = cpu_task->synthetic_batch(4, 12, at::detail::getDefaultCPUGenerator());

@@ -62,10 +62,9 @@ struct Recorded {
 // Masked-LM re-recorded when masking took RoBERTa's per-sequence count (floor(0.15 L + u) tokens
 // of each sequence instead of each token by its own draw; docs/code-pretraining.md) and the loss
 // the chunked vocabulary cross-entropy: the fast and composite paths of this run agree to 1e-7.
-// Its late epoch re-recorded with the learning run's (below).
 const Recorded kMaskedLM[] = {{4.4676579526952791, 4.1729836463928223, 0, 1492},
                               {3.8329297080636024, 3.972977375984192, 0.1, 991},
-                              {3.93330320891212, 3.8536214828491211, 0.1, 701}};
+                              {3.9755602023180794, 3.9476311206817627, 0.1, 888}};
 
 // Pairs labelled by their first token mod 3 (tiny_trainer.h), which a one-layer transformer of
 // d_model 32 learns in a few epochs.
@@ -100,9 +99,7 @@ TrainConfig learning_training() {
 }
 
 // Per epoch (printed with %.17g, as the INFO below prints them), recorded at the commit that
-// introduced this run; the two late epochs re-recorded when the late stage came to measure its
-// gaps relative to the targets, with the exact size and a moving-average loss, and to hold the
-// cores' gauge (docs/method.md, "The late stage").
+// introduced this run.
 const Recorded kLearning[] = {{1.152068833510081, 1.2399972677230835, 0.26666666666666666, 7875},
                               {1.1057144323984782, 1.0805052518844604, 0.43333333333333335, 7875},
                               {1.0677977045377096, 1.147078275680542, 0.34999999999999998, 7875},
@@ -113,8 +110,8 @@ const Recorded kLearning[] = {{1.152068833510081, 1.2399972677230835, 0.26666666
                               {0.44337287048498791, 0.37580403685569763, 0.83333333333333337, 7769},
                               {0.34213782648245494, 0.21515284478664398, 0.91666666666666663, 7769},
                               {0.15826187779506048, 0.16021798551082611, 0.98333333333333328, 7672},
-                              {0.1194529597957929, 0.13507786393165588, 1, 5343},
-                              {0.54737565120061238, 0.24441803991794586, 0.91666666666666663, 4347}};
+                              {0.13309589798251789, 0.066061548888683319, 1, 5613},
+                              {0.2100831759472688, 0.2220982164144516, 0.91666666666666663, 4929}};
 
 }  // namespace
 

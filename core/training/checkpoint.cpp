@@ -45,7 +45,6 @@ bool read_nested(torch::serialize::InputArchive& archive, const std::string& nam
 nlohmann::json TrainerState::to_json() const {
   return {{"epoch", epoch}, {"step", step}, {"step_in_epoch", step_in_epoch}, {"late", late},
           {"size_scale", size_scale}, {"initial_size", initial_size}, {"size_target", size_target},
-          {"loss_average", loss_average}, {"gauge", gauge},
           {"loss_sum", loss_sum}, {"step_seconds", step_seconds}, {"examples", examples},
           {"correct", correct}, {"tokens", tokens}, {"steps", steps}};
 }
@@ -59,9 +58,6 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
   s.size_scale = j.at("size_scale");
   s.initial_size = j.at("initial_size");
   s.size_target = j.at("size_target");
-  // Checkpoints from before the late stage kept these read as "none yet".
-  s.loss_average = j.value("loss_average", -1.0);
-  s.gauge = j.value("gauge", GaugeNorms{});
   s.loss_sum = j.at("loss_sum");
   s.step_seconds = j.at("step_seconds");
   s.examples = j.at("examples");

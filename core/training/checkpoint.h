@@ -2,8 +2,6 @@
 // Checkpoints of a training run: model, optimiser, RNG, stage, epoch and step, and every
 // tensorized layer's ranks, so a resume first rebuilds truncated shapes and then loads.
 // Written to a temporary file and renamed, so a kill never leaves a half-written checkpoint.
-#include "core/training/rank_gauge.h"
-
 #include <ATen/core/Generator.h>
 #include <c10/core/Device.h>
 #include <nlohmann/json.hpp>
@@ -37,8 +35,6 @@ struct TrainerState {
   double size_scale = 0;      // surrogate at initialisation
   double initial_size = 0;    // exact core entries at initialisation
   double size_target = 0;     // late stage S0, in units of initial_size
-  double loss_average = -1;   // late stage moving average of the task loss; -1: none yet
-  GaugeNorms gauge;           // late stage slice norms (rank_gauge.h)
   // Sums over the batches of the epoch in progress.
   double loss_sum = 0, step_seconds = 0;
   int64_t examples = 0, correct = 0, tokens = 0, steps = 0;

@@ -3,7 +3,6 @@
 // the surrogate is divided by its value at initialisation (all d = 1) and the late-stage target
 // S0 by the exact tensorized size at initialisation, so gamma, omega and rho mean the same
 // whatever the model and the surrogate kind.
-#include "core/training/rank_gauge.h"
 #include "core/training/train_config.h"
 
 #include <ATen/core/Tensor.h>
@@ -17,19 +16,9 @@ namespace comera {
 // L + gamma * size + beta * l2.
 at::Tensor early_objective(const at::Tensor& task, const at::Tensor& size, const at::Tensor& l2,
                            double gamma, double beta);
-// max{omega_loss (L - L0) / L0, omega_size (size - S0) / S0} + rho (L / L0 + size / S0). The gaps
-// are relative to the targets, so the minimiser is the front point on the ray from the origin
-// through (L0, S0) whatever the units of loss and size. smoothing > 0 replaces the max by
-// smoothing * log(exp(g_L / smoothing) + exp(g_S / smoothing)), so near the balance both gaps
-// pull at once and each rank-vector entry settles by its own weight in the loss
-// (docs/method.md, "The late stage").
+// max{omega_loss (L - L0), omega_size (size - S0)} + rho (L + size).
 at::Tensor late_objective(const at::Tensor& task, const at::Tensor& size, double loss_target,
-                          double size_target, double omega_loss, double omega_size, double rho,
-                          double smoothing);
-
-// The exact size S (METHOD §2) of every tensorized layer, in core entries, as a tensor on the
-// layers' device (no host read), with no gradient.
-at::Tensor exact_size_tensor(const torch::nn::Module& model);
+                          double size_target, double omega_loss, double omega_size, double rho);
 
 // Sum of squares of every core of every tensorized layer.
 at::Tensor core_l2(const torch::nn::Module& model);
@@ -49,24 +38,15 @@ class Objective {
 
   bool late() const { return late_; }
   // Enters the late stage; early_exact_size: exact core entries at the end of the early stage
-  // (S0 = size_ratio times it, unless an absolute size_target is configured). Records the
-  // model's gauge (rank_gauge.h).
-  void start_late(double early_exact_size, const torch::nn::Module& model);
-  // Restores a late stage with its target, loss average (< 0: none yet) and gauge, from a
-  // checkpoint.
-  void resume_late(double size_target_scaled, double loss_average, GaugeNorms gauge);
+  // (S0 = size_ratio times it, unless an absolute size_target is configured).
+  void start_late(double early_exact_size);
+  // Restores a late stage with its target (from a checkpoint).
+  void resume_late(double size_target_scaled);
   double size_target() const { return size_target_; }  // S0 in units of the initial size
   double size_scale() const { return size_scale_; }
   double initial_size() const { return initial_size_; }
-  // The late stage's moving average of the task loss (reads the device); -1 before any step.
-  double loss_average() const;
-  const GaugeNorms& gauge() const { return gauge_; }
 
-  // In the late stage, each call is one step's: it updates the moving average of the loss.
-  ObjectiveValue operator()(const at::Tensor& task_loss, const torch::nn::Module& model);
-  // After the optimiser's step: in the late stage, moves the cores' changes of scale into the
-  // rank vectors (hold_gauge); nothing in the early stage.
-  void after_step(const torch::nn::Module& model) const;
+  ObjectiveValue operator()(const at::Tensor& task_loss, const torch::nn::Module& model) const;
 
  private:
   SurrogateKind surrogate_;
@@ -75,8 +55,6 @@ class Objective {
   double size_scale_, initial_size_;
   bool late_ = false;
   double size_target_ = 0;
-  at::Tensor loss_average_;  // undefined until the late stage's first step
-  GaugeNorms gauge_;
 };
 
 }  // namespace comera

@@ -84,8 +84,7 @@ nlohmann::json TrainConfig::to_json() const {
     j["late_stage"] = {{"start_epoch", late.start_epoch}, {"start_step", late.start_step},
                        {"loss_target", late.loss_target}, {"size_target", late.size_target},
                        {"size_ratio", late.size_ratio}, {"omega", {late.omega_loss, late.omega_size}},
-                       {"rho", late.rho}, {"lr_ranks", late.lr_ranks}, {"smoothing", late.smoothing},
-                       {"loss_average", late.loss_average}};
+                       {"rho", late.rho}, {"lr_ranks", late.lr_ranks}};
   return j;
 }
 
@@ -191,21 +190,12 @@ TrainConfig read_train_config(const ConfigReader& r) {
     x.loss_target = l.number("loss_target", x.loss_target);
     x.size_target = l.number("size_target", 0);
     x.size_ratio = l.number("size_ratio", x.size_ratio, 0, 1);
-    // The gaps are measured relative to the targets.
-    for (const auto& [key, value] : {std::pair<std::string, double>{"loss_target", x.loss_target},
-                                     {l.has("size_target") ? "size_target" : "size_ratio",
-                                      l.has("size_target") ? x.size_target : x.size_ratio}})
-      if (value <= 0)
-        throw Error(l.key_path(key) + " is 0: the late stage measures how far the run is from "
-                    "each target relative to it, so give a target above 0");
     if (l.has("size_target") && l.has("size_ratio"))
       throw Error(l.path() + ": give size_target (absolute) or size_ratio, not both");
     x.omega_loss = l.number("omega_loss", x.omega_loss);
     x.omega_size = l.number("omega_size", x.omega_size);
     x.lr_ranks = l.number("lr_ranks", x.lr_ranks);
     x.rho = l.number("rho", x.rho);
-    x.smoothing = l.number("smoothing", x.smoothing, 0);
-    x.loss_average = l.number("loss_average", x.loss_average, 0, 0.999999);
     l.finish();
     if (x.start_step == 0 && x.start_epoch >= c.epochs)
       throw Error(l.key_path("start_epoch") + ": " + std::to_string(x.start_epoch) +

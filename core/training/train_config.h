@@ -52,11 +52,6 @@ struct LateStageConfig {
   double size_target = 0;    // S0 in core entries, when > 0
   double size_ratio = 0.2;   // else S0 = ratio * exact size at the end of the early stage
   double omega_loss = 1, omega_size = 1, rho = 0.01;
-  // > 0: the max of the two gaps is smoothed at this temperature (objective.h); 0: a hard max.
-  double smoothing = 0.1;
-  // Weight of the past in the moving average of the task loss that the gaps are measured with;
-  // 0: each batch's own loss.
-  double loss_average = 0.9;
   // > 0: the rank vectors' learning rate from the start of the late stage (reaching S0 takes
   // ranks that move faster than early-stage learning tolerates); 0 = optimizer.lr_ranks.
   double lr_ranks = 0;

@@ -242,9 +242,7 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     saved_step_ = state_.step;
     objective_ = std::make_unique<Objective>(config_.size_surrogate, config_.early, config_.late,
                                              state_.size_scale, state_.initial_size);
-    if (state_.late)
-      objective_->resume_late(state_.size_target, state_.loss_average,
-                              state_.gauge.empty() ? measure_gauge(net) : state_.gauge);
+    if (state_.late) objective_->resume_late(state_.size_target);
     resumed_ = true;
   }
   if (parallel) {
@@ -282,10 +280,9 @@ OptimizerConfig Trainer::stage_rates() const {
 
 void Trainer::start_late() {
   const auto exact = static_cast<double>(model_size(model()).tensorized);
-  objective_->start_late(exact, model());
+  objective_->start_late(exact);
   state_.late = true;
   state_.size_target = objective_->size_target();
-  state_.gauge = objective_->gauge();
 }
 
 void Trainer::truncate() { truncate_model(model(), optimizer_.get(), config_.truncation.fold); }
@@ -299,7 +296,6 @@ bool Trainer::save() {
     for (const auto& p : model().parameters()) finite.push_back(at::isfinite(p).all());
     if (!finite.empty() && !at::stack(finite).all().item<bool>()) return false;
   }
-  if (state_.late) state_.loss_average = objective_->loss_average();
   if (!options_.parallel || options_.parallel->world().is_root())
     save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
                     identity_of(model_spec_, config_, data_), generator_);

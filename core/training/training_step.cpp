@@ -33,7 +33,7 @@ void clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) 
   for (auto& g : grads) g.mul_(coefficient);
 }
 
-StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, Objective& objective,
+StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
                          double clip_grad_norm, const Batch& batch, DataParallel* parallel,
                          bool stop_requested) {
   auto& model = task.model();
@@ -105,7 +105,6 @@ StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, Objecti
     RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kOptimizer));
     optimizer.step();
   }
-  objective.after_step(model);
   lte_after_step(model);
   return r;
 }

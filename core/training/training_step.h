@@ -36,7 +36,7 @@ class DataParallel;
 // objective before anything is updated. With `parallel`, `batch` is this rank's shard: the
 // reported values are the whole batch's, the gradients summed over the ranks
 // (data_parallel.h), and `stop_requested` is agreed on, so all ranks stop at the same step.
-StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, Objective& objective,
+StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
                          double clip_grad_norm, const Batch& batch, DataParallel* parallel = nullptr,
                          bool stop_requested = false);
 

@@ -62,7 +62,7 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
     model.train();
     if (o.parallel) o.parallel->broadcast(model);
     auto optimizer = make_optimizer(model, training.optimizer);
-    Objective objective(training.size_surrogate, training.early, training.late, scale, initial);
+    const Objective objective(training.size_surrogate, training.early, training.late, scale, initial);
     const auto generator = at::detail::getDefaultCPUGenerator();
     const int ranks = o.parallel ? o.parallel->size() : 1;
     const int64_t rows = o.parallel ? Shard{o.parallel->rank(), ranks}.range(o.batch).second -
