@@ -9,7 +9,6 @@
 #include "core/layers/tt_linear.h"
 #include "core/models/model_kind.h"
 #include "core/training/experiment.h"
-#include "core/training/rank_truncation.h"
 #include "core/training/trainer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
@@ -61,9 +60,9 @@ class UnitVectors : public Dataset {
 
 class MatrixTask : public Task {
  public:
-  explicit MatrixTask(double threshold)
+  MatrixTask()
       : net_(std::make_shared<torch::nn::Module>()),
-        layer_(TTLinearOptions({kN}, {kN}, {1, kRank, 1}).bias(false).threshold(threshold)) {
+        layer_(TTLinearOptions({kN}, {kN}, {1, kRank, 1}).bias(false)) {
     net_->register_module("matrix", layer_);
     net_->to(at::kDouble);
   }
@@ -97,9 +96,8 @@ class MatrixKind : public ModelKind {
   std::string name() const override { return "known_front_matrix"; }
   std::vector<std::string> tasks() const override { return {"fit"}; }
   nlohmann::json read(const ConfigReader& r, const TaskSpec&) const override {
-    nlohmann::json j = {{"threshold", r.number("threshold", 0.01, 0, 1)}};
     r.finish();
-    return j;
+    return nlohmann::json::object();
   }
   nlohmann::json dense(const nlohmann::json& s) const override { return s; }
   nlohmann::json body(const nlohmann::json& s) const override { return s; }
@@ -107,8 +105,8 @@ class MatrixKind : public ModelKind {
   nlohmann::json factorise(const nlohmann::json&, int) const override {
     throw Error("the known-front matrix has one shape");
   }
-  std::unique_ptr<Task> build(const nlohmann::json& s, const TaskSpec&, const DataInfo&) const override {
-    return std::make_unique<MatrixTask>(s.at("threshold").get<double>());
+  std::unique_ptr<Task> build(const nlohmann::json&, const TaskSpec&, const DataInfo&) const override {
+    return std::make_unique<MatrixTask>();
   }
 };
 
