@@ -4,6 +4,7 @@
 #include "core/kernels/cpu/gemm_team.h"
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/kernels/cpu/transpose.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -229,7 +230,9 @@ void peel_output_side(const Chain& c, const std::vector<at::Tensor>& suffix, flo
 
 bool use_kernels(const at::Tensor& x, at::TensorList cores, at::TensorList ranks) {
   const int64_t rank = cores[cores.size() / 2].size(0);
+  // A bf16 forward takes the composite path, whose matmuls autocast runs in bf16 (oneDNN).
   if (!(thin::enabled() && cpu::has_blas_gemm<float>() && x.device().is_cpu() &&
+        !lower_precision_forward(x.device()) &&
         x.scalar_type() == at::kFloat && rank > 0 && thin::padded(rank) <= thin::kMaxPaddedRank))
     return false;
   for (const auto& t : cores)
@@ -565,8 +568,10 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
   std::vector<at::Tensor> out;
   if (!kernels) {
     auto sizes = x.sizes().vec();
+    // Cast once for all the layers (autocast would cast x again for each).
+    const auto rows = compute_cast(x).reshape({-1, x.size(-1)});
     for (const auto& l : layers) {
-      const auto y = composite_merged_path(x.reshape({-1, x.size(-1)}), l.cores, l.ranks, l.bias);
+      const auto y = composite_merged_path(rows, l.cores, l.ranks, l.bias);
       sizes.back() = y.size(1);
       out.push_back(y.view(sizes));
     }

@@ -121,7 +121,9 @@ at::Tensor TTMEmbeddingBagImpl::pooled(const at::Tensor& indices, const at::Tens
   // scatter back to the indices and the sum are one pass, and no (N, dim) copy is made.
   DistinctIds rows_of{flat, {}};
   if (!naive && table_->options.dedup()) rows_of = distinct_ids(flat);
-  const at::Tensor rows = naive ? naive_rows(cores, flat) : merged_rows(cores, rows_of.unique);
+  at::Tensor rows = naive ? naive_rows(cores, flat) : merged_rows(cores, rows_of.unique);
+  // LibTorch 1.13's CPU embedding_bag has no bf16 kernel: a bf16 forward pools in float32.
+  if (rows.scalar_type() == at::kBFloat16) rows = rows.to(at::kFloat);
   const at::Tensor row_index = rows_of.inverse.defined()
                                    ? rows_of.inverse
                                    : at::arange(flat.numel(), flat.options());

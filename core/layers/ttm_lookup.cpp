@@ -4,6 +4,7 @@
 #include "core/kernels/fast_kernels.h"
 #include "core/layers/tensorized.h"
 #include "core/util/error.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 
@@ -106,6 +107,8 @@ std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,
   std::vector<at::Tensor> out = cores;
   for (size_t k = 0; k < rank_vectors.size(); ++k)
     out[k] = cores[k] * masked_rank_vector(rank_vectors[k], threshold).view({1, 1, 1, -1});
+  // In a bf16 forward the lookups run on bf16 tables (the composite paths: bmm in bf16).
+  for (auto& c : out) c = compute_cast(c);
   return out;
 }
 

@@ -26,7 +26,8 @@ at::Tensor pair_rows(const at::Tensor& left, const at::Tensor& right, const at::
 // bad id is an error naming `layer` (one host read per lookup, also on a device).
 at::Tensor checked_flat_ids(const at::Tensor& ids, int64_t vocab, const std::string& layer);
 
-// Cores with each rank vector, masked at `threshold`, folded into the core on its left.
+// Cores with each rank vector, masked at `threshold`, folded into the core on its left; in the
+// forward's compute dtype (core/util/precision.h).
 std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,
                                      const std::vector<at::Tensor>& rank_vectors, double threshold);
 

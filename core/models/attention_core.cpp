@@ -9,6 +9,7 @@
 #include "core/kernels/dropout_mask.h"
 #include "core/util/error.h"
 #include "core/util/step_parts.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
@@ -224,6 +225,11 @@ at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Te
                           const at::Tensor& bias, int64_t heads, double p, bool train, double scale) {
   if (!(p >= 0 && p < 1))
     throw Error("attention: dropout probability must be in [0, 1), got p = " + std::to_string(p));
+  // A bf16 forward's attention runs the float32 kernel: LibTorch 1.13's bf16 batched products
+  // were slower than it (docs/precision.md).
+  if (fast_kernels_enabled() && q.scalar_type() == at::kBFloat16)
+    return attention_core(float_activation(q), float_activation(k), float_activation(v), bias, heads, p,
+                          train, scale);
   const double rate = train ? p : 0.0;
   RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
   bool blas = false;

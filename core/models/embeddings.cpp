@@ -2,6 +2,7 @@
 
 #include "core/models/dropout.h"
 #include "core/util/error.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 
@@ -30,7 +31,8 @@ at::Tensor EmbeddingsImpl::forward(const at::Tensor& ids, const at::Tensor& segm
                 " (shorten the inputs or raise max_positions)");
   const auto positions = at::arange(length, ids.options());
   auto x = word_(ids) + position_->forward(positions) + segment_->forward(segments);
-  return fast_dropout(norm_->forward(x), dropout_, is_training());
+  // Layer norm in float32, as autocast does (a bf16 forward's TTM rows are bf16).
+  return fast_dropout(norm_->forward(float_activation(x)), dropout_, is_training());
 }
 
 void EmbeddingsImpl::pretty_print(std::ostream& stream) const {

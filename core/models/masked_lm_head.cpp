@@ -1,4 +1,5 @@
 #include "core/models/masked_lm_head.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 
@@ -20,7 +21,7 @@ at::Tensor MaskedLMHeadImpl::decoder_input(const at::Tensor& hidden) {
   // The table's rows have norm ~sqrt(d) (N(0, 1) entries, unlike BERT's N(0, 0.02)), as does the
   // LayerNorm output: scaling by 1/sqrt(d), as T5 does for its tied output layer, starts the
   // logits near 0 instead of at a standard deviation of sqrt(d).
-  return norm_->forward(at::gelu(transform_(hidden))).reshape({-1, d}) *
+  return norm_->forward(float_activation(at::gelu(transform_(hidden)))).reshape({-1, d}) *
          (1.0 / std::sqrt(static_cast<double>(d)));
 }
 

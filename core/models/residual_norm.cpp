@@ -5,6 +5,7 @@
 #include "core/kernels/fast_kernels.h"
 #include "core/models/dropout.h"
 #include "core/kernels/dropout_mask.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Parallel.h>
@@ -94,8 +95,12 @@ bool fused(const at::Tensor& x, const at::Tensor& f, const at::Tensor& weight, c
 at::Tensor residual_layer_norm(const at::Tensor& x, const at::Tensor& f, double p, bool train,
                                const at::Tensor& weight, const at::Tensor& bias, double eps) {
   const double rate = train ? p : 0.0;
+  // A bf16 branch joins the float32 residual stream in the fused kernel (docs/precision.md).
+  if (fast_kernels_enabled() && (f.scalar_type() == at::kBFloat16 || x.scalar_type() == at::kBFloat16))
+    return residual_layer_norm(float_activation(x), float_activation(f), p, train, weight, bias, eps);
   if (rate < 1 && fused(x, f, weight, bias)) return ResidualNorm::apply(x, f, weight, bias, rate, eps);
-  return at::layer_norm(residual_dropout(x, f, p, train), {x.size(-1)}, weight, bias, eps);
+  // Layer norm in float32, as autocast does (its weights are float32).
+  return at::layer_norm(float_activation(residual_dropout(x, f, p, train)), {x.size(-1)}, weight, bias, eps);
 }
 
 }  // namespace comera

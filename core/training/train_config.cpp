@@ -73,6 +73,9 @@ nlohmann::json TrainConfig::to_json() const {
       {"checkpoint_every_steps", checkpoint_every_steps}};
   if (task.kind == "masked_lm") j["mask_probability"] = task.mask_probability;
   if (!init_from.empty()) j["init_from"] = init_from;
+  // Written only when not the default, so the records of runs made before the setting existed
+  // (trial identities, checkpoints) still match.
+  if (precision != Precision::Fp32) j["precision"] = precision_name(precision);
   // Only when set, so the configs (and hashes) of single-process runs stay what they were.
   if (nproc != 1) j["nproc"] = nproc;
   // Only when set, so that other configs (and their hashes) stay what they were.
@@ -151,6 +154,8 @@ TrainConfig read_train_config(const ConfigReader& r) {
   c.nproc = r.integer("nproc", c.nproc, 1);
   c.contraction = r.choice("contraction", c.contraction,
                            {"stored", "tuned", "merged", "core-by-core", "reconstruct"});
+  c.precision = parse_precision(r.choice("precision", "fp32", {"fp32", "bf16"}), r.key_path("precision"));
+  require_precision(c.precision, parse_device(c.device, r.key_path("device")), r.key_path("precision"));
   c.init_from = r.string("init_from", c.init_from);
   c.epochs = r.integer("epochs", c.epochs, 1);
   c.batch_size = r.integer("batch_size", c.batch_size, 1);

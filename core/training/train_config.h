@@ -3,6 +3,7 @@
 // objective stages, rank truncation and checkpoints.
 #include "core/layers/size.h"
 #include "core/models/task.h"
+#include "core/util/precision.h"
 
 #include <nlohmann/json.hpp>
 
@@ -85,6 +86,8 @@ struct TrainConfig {
   // How TT layers contract (METHOD §4): "stored" (the tuner's stored choice per layer, else
   // merged), "tuned" (measured where none is stored), "merged", "core-by-core", "reconstruct".
   std::string contraction = "stored";
+  // fp32, or bf16 mixed precision (core/util/precision.h); CPU only so far.
+  Precision precision = Precision::Fp32;
   // A checkpoint (e.g. of a masked-LM pre-training run) whose embeddings and encoders start
   // this run; the heads start fresh. "" = random initialisation.
   std::string init_from;

@@ -325,7 +325,8 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
   const double n = static_cast<double>(std::max<int64_t>(1, state_.examples));
   m.train_loss = state_.loss_sum / n;
   m.train_accuracy = static_cast<double>(state_.correct) / n;
-  const auto eval = evaluate(*task_, *data_.eval, config_.eval_batch_size, device_, options_.parallel);
+  const auto eval = evaluate(*task_, *data_.eval, config_.eval_batch_size, device_, options_.parallel,
+                             config_.precision);
   m.eval_loss = eval.loss;
   m.accuracy = eval.accuracy;
   m.eval_metrics = eval.metrics;
@@ -446,7 +447,8 @@ RunResult Trainer::run() {
       const auto batch = task_->prepare(std::move(host_batch), generator).to(device_);
       StepResult r;
       try {
-        r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch, parallel, asked);
+        r = training_step(*task_, *optimizer_, *objective_, config_.clip_grad_norm, batch, parallel, asked,
+                          config_.precision);
       } catch (const LostRank& e) {
         // The step failed before its update: the model is that of the last step, consistent.
         if (!parallel->world().is_root() || !save()) throw;

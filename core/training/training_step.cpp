@@ -35,13 +35,18 @@ void clip_gradients(const std::vector<at::Tensor>& parameters, double max_norm) 
 
 StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
                          double clip_grad_norm, const Batch& batch, DataParallel* parallel,
-                         bool stop_requested) {
+                         bool stop_requested, Precision precision) {
   auto& model = task.model();
   // Gradients set to none (not zeroed): backward then stores the first gradient without a fill.
   for (auto& p : model.parameters()) p.mutable_grad().reset();
   // A data-parallel shard may be empty (a last batch shorter than the ranks) or hold no masked
   // token: it then contributes nothing to the loss or the gradients.
-  const TaskOutput out = batch.examples() > 0 ? task.forward(batch) : TaskOutput{};
+  TaskOutput out;
+  if (batch.examples() > 0) {
+    const ForwardPrecision forward(precision);
+    out = task.forward(batch);
+    out.loss = float_loss(out.loss);
+  }
   StepResult r;
   at::Tensor loss = out.loss;
   double weight = 1;  // this rank's share of the batch's predictions
@@ -110,7 +115,7 @@ StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const O
 }
 
 EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device,
-                    DataParallel* parallel) {
+                    DataParallel* parallel, Precision precision) {
   auto& model = task.model();
   const bool was_training = model.is_training();
   model.eval();
@@ -127,7 +132,10 @@ EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c
     // on the inputs one process would score, whichever rank scores it.
     auto prepared = task.prepare(std::move(batch), generator);
     if (index % ranks != rank) continue;
-    const auto out = task.forward(prepared.to(device));
+    const auto out = [&] {
+      const ForwardPrecision forward(precision);
+      return task.forward(prepared.to(device));
+    }();
     if (out.predictions == 0) continue;
     if (out.scores.defined()) scores.push_back(out.scores), targets.push_back(out.targets);
     const auto loss = out.loss.to(at::kDouble) * static_cast<double>(out.predictions);

@@ -5,6 +5,7 @@
 #include "core/data/dataset.h"
 #include "core/models/task.h"
 #include "core/training/objective.h"
+#include "core/util/precision.h"
 
 #include <ATen/core/Generator.h>
 
@@ -36,9 +37,10 @@ class DataParallel;
 // objective before anything is updated. With `parallel`, `batch` is this rank's shard: the
 // reported values are the whole batch's, the gradients summed over the ranks
 // (data_parallel.h), and `stop_requested` is agreed on, so all ranks stop at the same step.
+// The forward pass runs in `precision` (precision.h); everything after it in float32.
 StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const Objective& objective,
                          double clip_grad_norm, const Batch& batch, DataParallel* parallel = nullptr,
-                         bool stop_requested = false);
+                         bool stop_requested = false, Precision precision = Precision::Fp32);
 
 // Scales the gradients so that their joint 2-norm is at most max_norm (as
 // torch::nn::utils::clip_grad_norm_), computed on the device without reading it back.
@@ -58,6 +60,6 @@ struct EvalResult {
 // device once, at the end. With `parallel`, rank r scores batches r, r + W, ... and the results
 // are combined over the ranks (every rank returns the same).
 EvalResult evaluate(Task& task, const Dataset& data, int64_t batch_size, const c10::Device& device,
-                    DataParallel* parallel = nullptr);
+                    DataParallel* parallel = nullptr, Precision precision = Precision::Fp32);
 
 }  // namespace comera

@@ -34,12 +34,16 @@ const std::vector<LayerCase>& paper_layers() {
 
 Timing time_step(const std::function<at::Tensor(const at::Tensor&)>& forward,
                  const std::vector<at::Tensor>& params, const at::Tensor& x, const at::Tensor& grad,
-                 int warmup, int repeats, const c10::Device& device) {
+                 int warmup, int repeats, const c10::Device& device, Precision precision) {
   return time_median(
       [&](int) {
         for (auto p : params) p.mutable_grad() = at::Tensor();
         x.mutable_grad() = at::Tensor();
-        forward(x).backward(grad);
+        const auto y = [&] {
+          const ForwardPrecision scope(precision);
+          return forward(x);
+        }();
+        y.backward(grad);
       },
       warmup, repeats, device);
 }
@@ -52,6 +56,7 @@ nlohmann::json LayerBenchmarkRow::to_json() const {
           {"tokens", tokens},
           {"threads", threads},
           {"kernels", kernels},
+          {"precision", precision},
           {"device", device},
           {"dense_ms", dense.median_ms},
           {"tt_ms", tt.median_ms},
@@ -70,6 +75,8 @@ std::vector<LayerBenchmarkRow> benchmark_layers(
   if (B < 1) throw Error("layer benchmark: tokens must be >= 1, got " + std::to_string(B));
   const auto device = parse_device(options.device);
   require_device(device);
+  require_precision(options.precision, device, "layer benchmark precision");
+  const bool bf16 = options.precision == Precision::Bf16;
   at::manual_seed(0);
   std::vector<LayerBenchmarkRow> rows;
   for (const auto& c : paper_layers()) {
@@ -79,18 +86,21 @@ std::vector<LayerBenchmarkRow> benchmark_layers(
     tt->to(device);
     dense->to(device);
     auto x = at::randn({B, in}).to(device).requires_grad_();
-    auto grad = at::randn({B, out}).to(device);
+    // The upstream gradient in the output's dtype, as a bf16 forward's next layer hands it back.
+    auto grad = at::randn({B, out}).to(device).to(bf16 ? at::kBFloat16 : at::kFloat);
     LayerBenchmarkRow row;
     row.layer = c.name;
     row.shape = tt->shape().str();
     row.tokens = B;
     row.threads = at::get_num_threads();
-    row.kernels = thin::enabled() && device.is_cpu();
+    row.kernels = thin::enabled() && device.is_cpu() && !bf16;
+    row.precision = precision_name(options.precision);
     row.device = device_description(device);
     row.dense = time_step([&](const at::Tensor& v) { return dense->forward(v); },
-                          dense->parameters(), x, grad, options.warmup, options.repeats, device);
+                          dense->parameters(), x, grad, options.warmup, options.repeats, device,
+                          options.precision);
     row.tt = time_step([&](const at::Tensor& v) { return tt->forward(v); }, tt->parameters(), x,
-                       grad, options.warmup, options.repeats, device);
+                       grad, options.warmup, options.repeats, device, options.precision);
     row.dense_macs = 3 * B * in * out;
     row.tt_macs = merged_path_macs(tt->chain().core_sizes(), tt->shape().ranks(), B, row.kernels);
     if (on_row) on_row(row);

@@ -2,6 +2,7 @@
 // One training-style step of one layer, dense torch::nn::Linear against TTLinear, for the
 // paper's three layer shapes side by side in one process: the numbers behind
 // `comera bench layer`.
+#include "core/util/precision.h"
 #include "core/util/timing.h"
 
 #include <nlohmann/json_fwd.hpp>
@@ -17,6 +18,7 @@ struct LayerBenchmarkOptions {
   int64_t tokens = 4096;  // rows of X
   int warmup = 3, repeats = 15;
   std::string device = "cpu";  // "cpu", "cuda", "cuda:N"
+  Precision precision = Precision::Fp32;  // of the forward (precision.h), for both layers
 };
 
 struct LayerBenchmarkRow {
@@ -25,6 +27,7 @@ struct LayerBenchmarkRow {
   int64_t tokens = 0;
   int threads = 0;
   bool kernels = false;  // the TT layer's AVX-512 thin-GEMM kernels were on
+  std::string precision;  // "fp32" or "bf16"
   std::string device;    // device_description() of where it ran
   Timing dense, tt;
   // Multiply-adds of forward+backward: dense 3·B·in·out; TT what the merged path does.

@@ -72,7 +72,8 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
     std::vector<double> all_reduce_s;
     const auto step = [&] {
       const double before = o.parallel ? o.parallel->gradient_seconds() : 0;
-      training_step(*task, *optimizer, objective, training.clip_grad_norm, batch, o.parallel);
+      training_step(*task, *optimizer, objective, training.clip_grad_norm, batch, o.parallel, false,
+                    training.precision);
       if (o.parallel) all_reduce_s.push_back(o.parallel->gradient_seconds() - before);
     };
     result.timing = time_median([&](int) { step(); }, o.warmup, o.repeats, device);

@@ -27,6 +27,8 @@ int run(int argc, char** argv) {
       "kernels", "Fast CPU kernels, AVX-512 thin GEMMs included (off: composite ATen path)",
       cxxopts::value<bool>()->default_value("true"))(
       "device", "Where to compute: cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
+      "precision", "fp32, or bf16 (mixed precision, CPU only) for both layers' forward",
+      cxxopts::value<std::string>()->default_value("fp32"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -36,14 +38,17 @@ int run(int argc, char** argv) {
   o.repeats = r["repeats"].as<int>();
   o.warmup = r["warmup"].as<int>();
   o.device = r["device"].as<std::string>();
+  o.precision = parse_precision(r["precision"].as<std::string>(), "--precision");
   const bool json = r.count("json") > 0;
   const FastKernelsGuard kernels(r["kernels"].as<bool>());
   std::ostream& log = json ? std::cerr : std::cout;
   const bool cpu = o.device == "cpu";
   log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()
       << " threads, median of " << o.repeats << " (after " << o.warmup << " warm-up), TT batch GEMMs: "
-      << (thin::enabled() && cpu ? "AVX-512 kernels" : "composite ATen path") << ", dense GEMMs: "
-      << (cpu ? blas_kernels().describe() : "the device's (cuBLAS)") << "\n";
+      << (thin::enabled() && cpu && o.precision == Precision::Fp32 ? "AVX-512 kernels" : "composite ATen path")
+      << ", precision " << precision_name(o.precision) << ", dense GEMMs: "
+      << (cpu ? o.precision == Precision::Bf16 ? "oneDNN bf16" : blas_kernels().describe() : "the device's (cuBLAS)")
+      << "\n";
 
   nlohmann::json rows = nlohmann::json::array();
   benchmark_layers(o, [&](const LayerBenchmarkRow& row) {

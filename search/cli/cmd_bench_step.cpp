@@ -3,6 +3,8 @@
 // (--compare).
 #include "core/training/experiment.h"
 #include "core/util/blas_kernels.h"
+#include "core/util/comma_list.h"
+#include "core/util/precision.h"
 #include "core/util/config_reader.h"
 #include "search/bench/step_benchmark.h"
 #include "core/util/device.h"
@@ -43,47 +45,91 @@ void print_profile(const std::string& title, const nlohmann::json& profile) {
                 cell(row, "gflops", "%.0f", 1).c_str(), cell(row, "of_gemm_rate", "%.0f%%", 100).c_str());
 }
 
+// Each precision of --precision, checked before any child starts.
+std::vector<std::string> precisions_flag(const cxxopts::ParseResult& r, const std::string& device) {
+  auto names = split_list(r["precision"].as<std::string>(), "--precision");
+  for (const auto& name : names)
+    require_precision(parse_precision(name, "--precision"), parse_device(device), "--precision");
+  return names;
+}
+
 int compare(const cxxopts::ParseResult& r) {
+  const auto device = r["device"].as<std::string>();
+  const auto precisions = precisions_flag(r, device);
   std::vector<std::string> common{
       "--config", r["config"].as<std::string>(), "--seq", std::to_string(r["seq"].as<int64_t>()),
       "--warmup", std::to_string(r["warmup"].as<int>()), "--repeats", std::to_string(r["repeats"].as<int>()),
-      "--threads", std::to_string(r["threads"].as<int>()), "--device", r["device"].as<std::string>()};
+      "--threads", std::to_string(r["threads"].as<int>()), "--device", device};
   if (r.count("profile")) common.push_back("--profile");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto batch : int_list_flag(r, "batches", 1)) {
-    auto args = common;
-    args.insert(args.end(), {"--batch", std::to_string(batch)});
-    std::cerr << "batch " << batch << ": tensorized..." << std::endl;
-    const auto tt = bench_step_in_child(args);
-    std::cerr << "batch " << batch << ": dense..." << std::endl;
-    args.push_back("--dense");
-    const auto dense = bench_step_in_child(args);
-    rows.push_back({{"batch", batch}, {"tensorized", tt}, {"dense", dense},
-                    {"speedup", dense["median_ms"].get<double>() / tt["median_ms"].get<double>()},
-                    {"cpu_speedup",
-                     dense["cpu_median_ms"].get<double>() / tt["cpu_median_ms"].get<double>()},
-                    {"memory_ratio",
-                     dense["peak_mem_mb"].get<double>() / std::max(1e-9, tt["peak_mem_mb"].get<double>())}});
-  }
+  for (const auto batch : int_list_flag(r, "batches", 1))
+    for (const auto& precision : precisions) {
+      auto args = common;
+      args.insert(args.end(), {"--batch", std::to_string(batch), "--precision", precision});
+      std::cerr << "batch " << batch << ", " << precision << ": tensorized..." << std::endl;
+      const auto tt = bench_step_in_child(args);
+      std::cerr << "batch " << batch << ", " << precision << ": dense..." << std::endl;
+      args.push_back("--dense");
+      const auto dense = bench_step_in_child(args);
+      rows.push_back({{"batch", batch}, {"precision", precision}, {"tensorized", tt}, {"dense", dense},
+                      {"speedup", dense["median_ms"].get<double>() / tt["median_ms"].get<double>()},
+                      {"cpu_speedup",
+                       dense["cpu_median_ms"].get<double>() / tt["cpu_median_ms"].get<double>()},
+                      {"memory_ratio",
+                       dense["peak_mem_mb"].get<double>() / std::max(1e-9, tt["peak_mem_mb"].get<double>())}});
+    }
+  // Each precision against the first, same batch: the builds' times and peaks side by side.
+  nlohmann::json against = nlohmann::json::array();
+  for (const auto& row : rows)
+    for (const auto& base : rows)
+      if (base["batch"] == row["batch"] && base["precision"] == precisions.front() &&
+          row["precision"] != precisions.front()) {
+        const auto ratio = [&](const char* build, const char* key) {
+          return base[build][key].get<double>() / std::max(1e-9, row[build][key].get<double>());
+        };
+        against.push_back({{"batch", row["batch"]}, {"precision", row["precision"]},
+                           {"against", precisions.front()},
+                           {"tensorized_speedup", ratio("tensorized", "median_ms")},
+                           {"dense_speedup", ratio("dense", "median_ms")},
+                           {"tensorized_memory_ratio", ratio("tensorized", "peak_mem_mb")},
+                           {"dense_memory_ratio", ratio("dense", "peak_mem_mb")},
+                           // The first precision's tensorized step against this one's dense.
+                           {"first_tensorized_vs_dense",
+                            row["dense"]["median_ms"].get<double>() / base["tensorized"]["median_ms"].get<double>()}});
+      }
   if (r.count("json")) {
-    std::cout << rows.dump(2) << std::endl;
+    std::cout << (precisions.size() > 1 ? nlohmann::json{{"rows", rows}, {"precisions", against}} : rows).dump(2)
+              << std::endl;
     return 0;
   }
-  std::printf("| batch | tensorized ms/step | dense ms/step | speed-up | tensorized CPU ms | dense CPU ms | CPU speed-up | tensorized peak MB | dense peak MB | memory ratio |\n"
-              "|---:|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
+  std::printf("| batch | precision | tensorized ms/step | dense ms/step | speed-up | tensorized CPU ms | dense CPU ms | CPU speed-up | tensorized peak MB | dense peak MB | memory ratio |\n"
+              "|---:|---|---:|---:|---:|---:|---:|---:|---:|---:|---:|\n");
   for (const auto& row : rows)
-    std::printf("| %lld | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx |\n",
-                static_cast<long long>(row["batch"].get<int64_t>()),
+    std::printf("| %lld | %s | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx | %.0f | %.0f | %.1fx |\n",
+                static_cast<long long>(row["batch"].get<int64_t>()), row["precision"].get<std::string>().c_str(),
                 row["tensorized"]["median_ms"].get<double>(), row["dense"]["median_ms"].get<double>(),
                 row["speedup"].get<double>(), row["tensorized"]["cpu_median_ms"].get<double>(),
                 row["dense"]["cpu_median_ms"].get<double>(), row["cpu_speedup"].get<double>(),
                 row["tensorized"]["peak_mem_mb"].get<double>(),
                 row["dense"]["peak_mem_mb"].get<double>(), row["memory_ratio"].get<double>());
+  if (!against.empty()) {
+    const auto first = precisions.front();
+    std::printf("\nAgainst %s at the same batch (times and peaks of %s over the other's):\n\n"
+                "| batch | precision | tensorized speed-up | dense speed-up | tensorized memory ratio | dense memory ratio | tensorized in %s vs dense in this |\n"
+                "|---:|---|---:|---:|---:|---:|---:|\n", first.c_str(), first.c_str(), first.c_str());
+    for (const auto& a : against)
+      std::printf("| %lld | %s | %.2fx | %.2fx | %.2fx | %.2fx | %.1fx |\n",
+                  static_cast<long long>(a["batch"].get<int64_t>()), a["precision"].get<std::string>().c_str(),
+                  a["tensorized_speedup"].get<double>(), a["dense_speedup"].get<double>(),
+                  a["tensorized_memory_ratio"].get<double>(), a["dense_memory_ratio"].get<double>(),
+                  a["first_tensorized_vs_dense"].get<double>());
+  }
   if (!rows.empty()) std::printf("\nDense GEMMs: %s\n", rows[0]["tensorized"]["blas"].get<std::string>().c_str());
   for (const auto& row : rows)
     for (const char* build : {"tensorized", "dense"})
       if (row[build].contains("profile"))
-        print_profile(std::string(build) + ", batch " + std::to_string(row["batch"].get<int64_t>()),
+        print_profile(std::string(build) + ", " + row["precision"].get<std::string>() + ", batch " +
+                          std::to_string(row["batch"].get<int64_t>()),
                       row[build]["profile"]);
   return 0;
 }
@@ -108,6 +154,9 @@ int run(int argc, char** argv) {
       cxxopts::value<std::string>()->default_value(""))(
       "device", "Where to compute: cpu, cuda or cuda:N",
       cxxopts::value<std::string>()->default_value("cpu"))(
+      "precision", "fp32 or bf16 (mixed precision, CPU only); with --compare a list, e.g. fp32,bf16, "
+      "each measured and the ratios printed",
+      cxxopts::value<std::string>()->default_value("fp32"))(
       "compare", "Tensorized vs dense at each of --batches")(
       "batches", "Batch sizes for --compare", cxxopts::value<std::string>()->default_value("1,8,32"))(
       "warmup", "Unmeasured steps first", cxxopts::value<int>()->default_value("2"))(
@@ -155,6 +204,8 @@ int run(int argc, char** argv) {
   const bool dense = r.count("dense") > 0;
   if (dense) e.model = e.model.dense();
   e.training.device = parse_device(r["device"].as<std::string>()).str();
+  e.training.precision = parse_precision(r["precision"].as<std::string>(), "--precision");
+  require_precision(e.training.precision, parse_device(e.training.device), "--precision");
   StepBenchmarkOptions o;
   o.batch = r["batch"].as<int64_t>();
   o.length = r["seq"].as<int64_t>();

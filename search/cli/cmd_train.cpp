@@ -78,6 +78,7 @@ ExperimentConfig experiment_with_overrides(const cxxopts::ParseResult& r) {
   if (r.count("eval-limit")) set("eval-limit", "data.eval_limit", r["eval-limit"].as<int64_t>());
   if (r.count("device")) set("device", "training.device", r["device"].as<std::string>());
   if (r.count("tune")) set("tune", "training.contraction", "tuned");
+  if (r.count("precision")) set("precision", "training.precision", r["precision"].as<std::string>());
   if (r.count("nproc")) set("nproc", "training.nproc", r["nproc"].as<int64_t>());
   if (r.count("fixed-ranks")) {
     // The ablation against rank adaptation: these ranks from the start, kept to the end.
@@ -143,6 +144,9 @@ int run(int argc, char** argv) {
       "tune", "Measure contraction plans that the database has no choice for "
               "(training.contraction tuned; else stored choices from `comera tune`)")(
       "device", "Where to compute: cpu, cuda or cuda:N (overrides training.device)",
+      cxxopts::value<std::string>())(
+      "precision", "fp32, or bf16 mixed precision: matmuls and activations in bfloat16, weights, "
+                   "optimiser state and loss in float32; CPU only (overrides training.precision)",
       cxxopts::value<std::string>())(
       "quiet", "No live progress line (epoch summaries are still printed)")(
       "nproc", "Data-parallel ranks to start on this host (training.nproc; c10d Gloo on "
