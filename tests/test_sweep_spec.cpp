@@ -265,6 +265,18 @@ TEST_CASE("generic overrides and published figures from the reference file", "[s
   CHECK_THROWS_WITH(parse_sweep_spec(j), Contains("pass --reference"));
 }
 
+TEST_CASE("precision is an axis like any setting, checked before anything runs", "[sweep]") {
+  const auto trials =
+      expand_trials(parse_sweep_spec(spec_with({{"set", {{"training.precision", {"fp32", "bf16"}}}}})));
+  REQUIRE(trials.size() == 2);
+  CHECK(trials[1]["point"]["training.precision"] == "bf16");
+  CHECK(parse_experiment(trials[1]["experiment"]).training.precision == Precision::Bf16);
+  CHECK(parse_experiment(trials[0]["experiment"]).training.precision == Precision::Fp32);
+  CHECK_THROWS_WITH(
+      expand_trials(parse_sweep_spec(spec_with({{"set", {{"training.precision", {"fp16"}}}}}))),
+      Contains("training.precision") && Contains("fp32"));
+}
+
 TEST_CASE("spec files name their base experiment relative to themselves", "[sweep]") {
   comera::testing::TempDir dir;
   std::ofstream(dir.file("base.json")) << tiny_experiment().dump();

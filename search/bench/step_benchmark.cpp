@@ -99,7 +99,8 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
     }
     if (o.profile) {  // after the peaks: the GEMM's matrices are no part of the step
       result.profile = profile_steps(step, o.repeats);
-      result.profile->gemm_gflops = measure_gemm_gflops();
+      result.profile->gemm_gflops = measure_gemm_gflops(2048, 5, training.precision);
+      result.profile->gemm_precision = precision_name(training.precision);
     }
   }
   return result;

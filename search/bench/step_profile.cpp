@@ -99,7 +99,8 @@ nlohmann::json StepProfile::to_json() const {
     }
     rows.push_back(row);
   }
-  return {{"steps", steps}, {"step_ms", step_ms}, {"gemm_gflops", gemm_gflops}, {"parts", rows}};
+  return {{"steps", steps}, {"step_ms", step_ms}, {"gemm_gflops", gemm_gflops},
+          {"gemm_precision", gemm_precision}, {"parts", rows}};
 }
 
 StepProfile profile_steps(const std::function<void()>& step, int steps) {
@@ -147,9 +148,10 @@ StepProfile profile_steps(const std::function<void()>& step, int steps) {
   return profile;
 }
 
-double measure_gemm_gflops(int64_t n, int repeats) {
-  const auto a = at::randn({n, n}), b = at::randn({n, n});
-  auto c = at::empty({n, n});
+double measure_gemm_gflops(int64_t n, int repeats, Precision precision) {
+  const auto dtype = precision == Precision::Bf16 ? at::kBFloat16 : at::kFloat;
+  const auto a = at::randn({n, n}).to(dtype), b = at::randn({n, n}).to(dtype);
+  auto c = at::empty({n, n}, dtype);
   at::mm_out(c, a, b);
   double best = 0;
   for (int i = 0; i < std::max(1, repeats); ++i) {

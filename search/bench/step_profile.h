@@ -2,6 +2,8 @@
 // Where a training step's time goes (`comera bench step --profile`): wall time per part of the
 // step (core/util/step_parts.h), forward and backward apart, the part's FLOPs as the model code
 // counts them, and the machine's GEMM rate measured in the same process to compare against.
+#include "core/util/precision.h"
+
 #include <nlohmann/json_fwd.hpp>
 
 #include <cstdint>
@@ -22,7 +24,8 @@ struct StepPartProfile {
 struct StepProfile {
   int steps = 0;
   double step_ms = 0;      // mean wall time of the profiled steps
-  double gemm_gflops = 0;  // a large square float32 GEMM in this process, same threads
+  double gemm_gflops = 0;  // a large square GEMM in this process, same threads and precision
+  std::string gemm_precision = "fp32";
   // The step's parts, then "element-wise and other": the step minus the parts (LayerNorm, GELU,
   // dropout, loss, autograd's own work).
   std::vector<StepPartProfile> parts;
@@ -33,8 +36,8 @@ struct StepProfile {
 // scopes and on autograd's backward nodes, each node charged to the forward scope that made it).
 StepProfile profile_steps(const std::function<void()>& step, int steps);
 
-// GFLOP/s of an n x n by n x n float32 matrix product at the current thread count, the best of
-// `repeats` after one warm-up.
-double measure_gemm_gflops(int64_t n = 2048, int repeats = 5);
+// GFLOP/s of an n x n by n x n matrix product in `precision` (bf16: bfloat16 operands, as a bf16
+// step's matmuls run) at the current thread count, the best of `repeats` after one warm-up.
+double measure_gemm_gflops(int64_t n = 2048, int repeats = 5, Precision precision = Precision::Fp32);
 
 }  // namespace comera

@@ -3,8 +3,10 @@
 // low-rank) at several batch sizes, each measurement in its own process so each peak is its
 // own; one table, and with --plot both against batch size in one PNG.
 #include "core/training/method.h"
+#include "core/util/device.h"
 #include "core/util/error.h"
 #include "core/util/output_file.h"
+#include "core/util/precision.h"
 #include "search/bench/methods_plot.h"
 #include "search/cli/bench_child.h"
 #include "search/cli/command.h"
@@ -36,6 +38,8 @@ int run(int argc, char** argv) {
       "method-settings", "JSON object replacing the experiment's method_settings",
       cxxopts::value<std::string>()->default_value(""))(
       "device", "Where to compute: cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
+      "precision", "fp32, or bf16 (mixed precision, CPU only) for every method",
+      cxxopts::value<std::string>()->default_value("fp32"))(
       "warmup", "Unmeasured steps first", cxxopts::value<int>()->default_value("2"))(
       "repeats", "Measured steps", cxxopts::value<int>()->default_value("5"))(
       "plot", "Draw time and memory against batch size into this PNG (gnuplot)",
@@ -54,11 +58,14 @@ int run(int argc, char** argv) {
   if (!r["plot"].as<std::string>().empty()) plot.emplace(r["plot"].as<std::string>(), "--plot", std::vector<std::string>{config});
   if (r["seq"].as<int64_t>() < 1 || r["repeats"].as<int>() < 1)
     throw Error("--seq and --repeats must be at least 1");
+  const auto precision = r["precision"].as<std::string>();
+  require_precision(parse_precision(precision, "--precision"), parse_device(r["device"].as<std::string>()),
+                    "--precision");
   std::vector<std::string> common{"--config", config, "--seq", std::to_string(r["seq"].as<int64_t>()),
                                   "--warmup", std::to_string(r["warmup"].as<int>()),
                                   "--repeats", std::to_string(r["repeats"].as<int>()),
                                   "--threads", std::to_string(r["threads"].as<int>()),
-                                  "--device", r["device"].as<std::string>()};
+                                  "--device", r["device"].as<std::string>(), "--precision", precision};
   if (!r["method-settings"].as<std::string>().empty())
     common.insert(common.end(), {"--method-settings", r["method-settings"].as<std::string>()});
 
@@ -94,8 +101,8 @@ int run(int argc, char** argv) {
     std::cout << rows.dump(2) << std::endl;
     return 0;
   }
-  std::printf("Synthetic tokens, sequence %lld, %s.\n\n", static_cast<long long>(r["seq"].as<int64_t>()),
-              r["device"].as<std::string>().c_str());
+  std::printf("Synthetic tokens, sequence %lld, %s, %s.\n\n", static_cast<long long>(r["seq"].as<int64_t>()),
+              r["device"].as<std::string>().c_str(), precision.c_str());
   auto ratio = [](const nlohmann::json& row, const char* key) {
     if (!row.contains(key)) return std::string();
     char text[32];

@@ -29,10 +29,11 @@ namespace {
 // The --profile table of one build, from its JSON.
 void print_profile(const std::string& title, const nlohmann::json& profile) {
   const double gemm = profile["gemm_gflops"].get<double>();
-  std::printf("\n%s: %.1f ms/step (mean of %d profiled steps); large float32 GEMM here: %.0f GFLOP/s\n\n"
+  std::printf("\n%s: %.1f ms/step (mean of %d profiled steps); large %s GEMM here: %.0f GFLOP/s\n\n"
               "| part | forward ms | backward ms | ms/step | share | GFLOP | GFLOP/s | of GEMM rate |\n"
               "|---|---:|---:|---:|---:|---:|---:|---:|\n",
-              title.c_str(), profile["step_ms"].get<double>(), profile["steps"].get<int>(), gemm);
+              title.c_str(), profile["step_ms"].get<double>(), profile["steps"].get<int>(),
+              profile.value("gemm_precision", std::string("fp32")).c_str(), gemm);
   const auto cell = [](const nlohmann::json& row, const char* key, const char* format, double scale) {
     char text[32] = "-";
     if (row.contains(key)) std::snprintf(text, sizeof text, format, scale * row[key].get<double>());
@@ -225,6 +226,7 @@ int run(int argc, char** argv) {
   j["config"] = e.name;
   j["build"] = build;
   j["device"] = e.training.device;
+  j["precision"] = precision_name(e.training.precision);
   j["batch"] = o.batch;
   j["seq"] = o.length;
   j["blas"] = blas_kernels().describe();
@@ -233,9 +235,9 @@ int run(int argc, char** argv) {
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
-  std::printf("%s %s batch %lld seq %lld (%s): median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
+  std::printf("%s %s %s batch %lld seq %lld (%s): median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
               "%.0f tokens/s, peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
-              e.name.c_str(), build.c_str(), static_cast<long long>(o.batch),
+              e.name.c_str(), build.c_str(), precision_name(e.training.precision), static_cast<long long>(o.batch),
               static_cast<long long>(o.length), (result.device == "cpu" ? j["blas"].get<std::string>() : result.device).c_str(), result.timing.median_ms, result.timing.min_ms,
               result.timing.max_ms, result.timing.cpu_median_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));
