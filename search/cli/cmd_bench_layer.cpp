@@ -4,6 +4,8 @@
 #include "core/kernels/cpu/thin_gemm.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/util/blas_kernels.h"
+#include "core/util/comma_list.h"
+#include "core/util/device.h"
 #include "search/cli/command.h"
 
 #include <ATen/Parallel.h>
@@ -27,7 +29,8 @@ int run(int argc, char** argv) {
       "kernels", "Fast CPU kernels, AVX-512 thin GEMMs included (off: composite ATen path)",
       cxxopts::value<bool>()->default_value("true"))(
       "device", "Where to compute: cpu, cuda or cuda:N", cxxopts::value<std::string>()->default_value("cpu"))(
-      "precision", "fp32, or bf16 (mixed precision, CPU only) for both layers' forward",
+      "precision", "fp32, or bf16 (mixed precision, CPU only) for both layers' forward; a list "
+      "(fp32,bf16) measures each in turn",
       cxxopts::value<std::string>()->default_value("fp32"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
@@ -38,31 +41,37 @@ int run(int argc, char** argv) {
   o.repeats = r["repeats"].as<int>();
   o.warmup = r["warmup"].as<int>();
   o.device = r["device"].as<std::string>();
-  o.precision = parse_precision(r["precision"].as<std::string>(), "--precision");
+  std::vector<Precision> precisions;
+  for (const auto& name : split_list(r["precision"].as<std::string>(), "--precision")) {
+    precisions.push_back(parse_precision(name, "--precision"));
+    require_precision(precisions.back(), parse_device(o.device), "--precision");
+  }
   const bool json = r.count("json") > 0;
   const FastKernelsGuard kernels(r["kernels"].as<bool>());
   std::ostream& log = json ? std::cerr : std::cout;
   const bool cpu = o.device == "cpu";
-  log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()
-      << " threads, median of " << o.repeats << " (after " << o.warmup << " warm-up), TT batch GEMMs: "
-      << (thin::enabled() && cpu && o.precision == Precision::Fp32 ? "AVX-512 kernels" : "composite ATen path")
-      << ", precision " << precision_name(o.precision) << ", dense GEMMs: "
-      << (cpu ? o.precision == Precision::Bf16 ? "oneDNN bf16" : blas_kernels().describe() : "the device's (cuBLAS)")
-      << "\n";
-
   nlohmann::json rows = nlohmann::json::array();
-  benchmark_layers(o, [&](const LayerBenchmarkRow& row) {
-    rows.push_back(row.to_json());
-    rows.back()["blas"] = cpu ? blas_kernels().describe() : "cuBLAS";
-    char line[320];
-    std::snprintf(line, sizeof line,
-                  "%-18s %-36s dense %7.2f ms (min %7.2f)  tt %6.2f ms (min %6.2f)  speedup "
-                  "%5.2fx  MACs %.3gG vs %.3gG (%.1fx)\n",
-                  row.layer.c_str(), row.shape.c_str(), row.dense.median_ms, row.dense.min_ms,
-                  row.tt.median_ms, row.tt.min_ms, row.speedup(), row.dense_macs * 1e-9,
-                  row.tt_macs * 1e-9, row.mac_ratio());
-    log << line << std::flush;
-  });
+  for (const auto precision : precisions) {
+    o.precision = precision;
+    const bool bf16 = precision == Precision::Bf16;
+    log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()
+        << " threads, median of " << o.repeats << " (after " << o.warmup << " warm-up), precision "
+        << precision_name(precision) << ", TT batch GEMMs: "
+        << (thin::enabled() && cpu && !bf16 ? "AVX-512 kernels" : "composite ATen path") << ", dense GEMMs: "
+        << (!cpu ? "the device's (cuBLAS)" : bf16 ? "oneDNN bf16" : blas_kernels().describe()) << "\n";
+    benchmark_layers(o, [&](const LayerBenchmarkRow& row) {
+      rows.push_back(row.to_json());
+      rows.back()["blas"] = !cpu ? "cuBLAS" : bf16 ? "oneDNN bf16" : blas_kernels().describe();
+      char line[320];
+      std::snprintf(line, sizeof line,
+                    "%-18s %-36s dense %7.2f ms (min %7.2f)  tt %6.2f ms (min %6.2f)  speedup "
+                    "%5.2fx  MACs %.3gG vs %.3gG (%.1fx)\n",
+                    row.layer.c_str(), row.shape.c_str(), row.dense.median_ms, row.dense.min_ms,
+                    row.tt.median_ms, row.tt.min_ms, row.speedup(), row.dense_macs * 1e-9,
+                    row.tt_macs * 1e-9, row.mac_ratio());
+      log << line << std::flush;
+    });
+  }
   if (json) std::cout << rows.dump(2) << std::endl;
   return 0;
 }
