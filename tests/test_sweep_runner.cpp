@@ -547,6 +547,22 @@ TEST_CASE("comera sweep refuses a plot over the spec's base experiment file", "[
   CHECK(json::parse(std::ifstream(dir.file("base.json"))) == base);
 }
 
+TEST_CASE("comera sweep --plot writes the front's plot also with --no-front", "[sweep][cli]") {
+  REQUIRE(std::system("command -v gnuplot >/dev/null 2>&1") == 0);  // scripts/setup.sh installs it
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(1));
+  const std::string plot = dir.file("front.png");
+  const auto r = comera::testing::run_cli("sweep " + spec + " --db " + dir.file("r.db") +
+                                          " --quiet --no-front --plot " + plot);
+  INFO(r.output);
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Contains("wrote " + plot) && !Contains("Pareto front"));
+  std::ifstream png(plot, std::ios::binary);
+  char magic[4] = {};
+  png.read(magic, 4);
+  CHECK(std::string(magic + 1, 3) == "PNG");
+}
+
 TEST_CASE("comera sweep refuses a plot over its database before any trial", "[sweep][cli]") {
   TempDir dir;
   const std::string spec = write_spec(dir, tiny_sweep(1));

@@ -125,15 +125,22 @@ int run(int argc, char** argv) {
   }
 
   const bool any_complete = report.states.count("complete") > 0;
-  if (!r.count("no-front") && any_complete) {
+  const bool print_front = !r.count("no-front");
+  // --no-front leaves out the printed front, not the plot asked for.
+  if ((print_front || png) && any_complete) {
     auto db = store::ResultsDb::open(so.db_path, store::ResultsDb::Mode::ReadOnly);
     const auto front = pareto::study_front(db, {spec.name, "", {}, {}});
-    std::cout << "\n";
-    pareto::write_front_text(std::cout, front, false);
+    if (print_front) {
+      std::cout << "\n";
+      pareto::write_front_text(std::cout, front, false);
+    }
     if (png) {
       png->write([&](const std::string& file) { pareto::write_png(pareto::front_plot(front), file); });
       std::cerr << "wrote " << png->path() << std::endl;
     }
+  } else if (png) {
+    std::cerr << "no complete trial in study " << spec.name << " yet: " << png->path()
+              << " not written (run the sweep on to draw it)" << std::endl;
   }
   if (html) {
     report::ReportOptions ro;
