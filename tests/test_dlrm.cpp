@@ -9,6 +9,7 @@
 #include "core/training/experiment.h"
 #include "core/training/optimizer.h"
 #include "core/util/error.h"
+#include "core/util/precision.h"
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 
@@ -104,6 +105,20 @@ TEST_CASE("the small synthetic DLRM preset loads, builds and runs a step's forwa
   int64_t ttm = 0;
   for (const auto& m : task->model().modules()) ttm += dynamic_cast<TTMEmbeddingBagImpl*>(m.get()) != nullptr;
   CHECK(ttm == 5);
+  // In bf16 (MLPs and interaction through autocast, TTM bags pooled in float32) the same loss
+  // within bf16 rounding, as a float32 value with float32 gradients.
+  const auto bf16 = [&] {
+    const ForwardPrecision scope(Precision::Bf16);
+    return task->forward(batch);
+  }();
+  REQUIRE(bf16.scores.scalar_type() == at::kBFloat16);
+  const double loss32 = out.loss.item<double>(), loss16 = float_loss(bf16.loss).item<double>();
+  INFO("loss fp32 " << loss32 << ", bf16 " << loss16);
+  CHECK(std::abs(loss16 - loss32) < 0.02 * loss32);
+  CHECK(loss16 != loss32);
+  float_loss(bf16.loss).backward();
+  for (const auto& p : task->model().parameters())
+    if (p.grad().defined()) CHECK(p.grad().scalar_type() == at::kFloat);
 }
 
 TEST_CASE("the DLRM task's loss is BCE of the sigmoid, its lookups the tables' rows", "[dlrm]") {

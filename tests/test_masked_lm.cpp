@@ -248,6 +248,27 @@ TEST_CASE("masked-LM pre-training learns to read a token from the other segment"
   CHECK(r.epochs.back().eval_loss < 0.5 * r.epochs.front().eval_loss);
 }
 
+TEST_CASE("tensorized masked-LM training in bf16 tracks fp32", "[masked_lm][precision]") {
+  const auto train = copy_pairs(160, 1), eval = copy_pairs(40, 2);
+  TrainConfig c;
+  c.task.kind = "masked_lm";
+  c.epochs = 3;
+  c.batch_size = 16;
+  c.eval_batch_size = 40;
+  c.optimizer.lr_cores = c.optimizer.lr_other = 1e-2;
+  c.early.gamma = 0;
+  const auto spec = parse_model_spec(model_json(true, true, 0), c.task);
+  const auto r32 = Trainer(spec, c, mlm_data(train, eval), quiet()).run();
+  c.precision = Precision::Bf16;
+  const auto r16 = Trainer(spec, c, mlm_data(train, eval), quiet()).run();
+  REQUIRE(r16.status == RunStatus::Completed);
+  for (size_t e = 0; e < r32.epochs.size(); ++e) {
+    INFO("epoch " << e + 1 << ": eval loss fp32 " << r32.epochs[e].eval_loss << ", bf16 " << r16.epochs[e].eval_loss);
+    CHECK(std::abs(r16.epochs[e].eval_loss - r32.epochs[e].eval_loss) < 0.03 * r32.epochs[e].eval_loss);
+  }
+  CHECK(r16.epochs.back().eval_loss != r32.epochs.back().eval_loss);
+}
+
 TEST_CASE("a classifier starts from a pre-training checkpoint with truncated ranks",
           "[masked_lm]") {
   const auto train = copy_pairs(64, 1), eval = copy_pairs(16, 2);

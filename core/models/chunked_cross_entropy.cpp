@@ -2,6 +2,7 @@
 
 #include "core/kernels/fast_kernels.h"
 #include "core/util/error.h"
+#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 #include <torch/autograd.h>
@@ -85,6 +86,12 @@ VocabLoss chunked_cross_entropy(const at::Tensor& h, const at::Tensor& table, co
       h.size(1) != table.size(1) || bias.size(0) != table.size(0) || targets.size(0) != h.size(0) ||
       h.size(0) == 0)
     throw Error("chunked_cross_entropy: expected h (N, d), table (V, d), bias (V), targets (N), N >= 1");
+  // A loss is float32 in a bf16 forward too: its softmax runs over the whole vocabulary.
+  if (lower_precision_forward(h.device())) {
+    const ForwardPrecision fp32(Precision::Fp32);
+    return chunked_cross_entropy(float_activation(h), float_activation(table), float_activation(bias), targets,
+                                 chunk_elements);
+  }
   if (!fast_kernels_enabled()) {
     const auto logits = at::addmm(bias, h, table.t());
     return {at::cross_entropy_loss(logits, targets), (logits.argmax(-1) == targets).sum()};

@@ -8,8 +8,9 @@
 // whose logits stay under `chunk_elements`; each chunk's softmax gives its loss and, when a
 // gradient is wanted, its share of the gradients of h, table and bias at once; only those
 // gradients (the sizes of h, table and bias) are kept for backward, which scales them by the
-// incoming gradient. Any device and floating dtype. Composite path (switch off): the full
-// logits and at::cross_entropy_loss, with ordinary autograd: the reference it is tested against.
+// incoming gradient. Any device and floating dtype; float32 in a bf16 forward. Composite path
+// (switch off): the full logits and at::cross_entropy_loss, with ordinary autograd: the
+// reference it is tested against.
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
