@@ -1,7 +1,8 @@
 // bf16 mixed precision (core/util/precision.h) against float64 references: a TT layer through
-// pruned and dead bonds, the TTM lookups, the attention core and the residual layer norm on
-// their fast and composite paths; a short training run against fp32 with the master weights
+// pruned and dead bonds, the TTM lookups, the attention core (with dropout too) and the residual
+// layer norm on their fast and composite paths; a short training run against fp32 with the master weights
 // and optimiser state kept float32; the setting's config, records and resume check.
+#include "core/kernels/dropout_mask.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/layers/tt_linear.h"
 #include "core/layers/ttm_embedding.h"
@@ -18,11 +19,13 @@
 #include "tests/support/ttm_reference.h"
 
 #include <ATen/ATen.h>
+#include <ATen/CPUGeneratorImpl.h>
 #include <torch/autograd.h>
 #include <torch/optim/adamw.h>
 
 #include <cmath>
 #include <filesystem>
+#include <memory>
 
 using namespace comera;
 using namespace comera::testing;
@@ -200,6 +203,45 @@ TEST_CASE("attention and the residual layer norm on bf16 inputs match float64 on
     const auto g = torch::autograd::grad({(norm.to(at::kDouble) * probe).sum()}, {qb, kb, vb});
     for (int i = 0; i < 3; ++i)
       check_bf16_close(g[i], g64[i], "gradient of q, k, v " + std::to_string(i), 5e-2);
+  }
+}
+
+TEST_CASE("bf16 attention with dropout draws the composite path's mask and matches float64",
+          "[precision]") {
+  at::manual_seed(8);
+  const int64_t B = 2, T = 32, heads = 2, D = 32;
+  const auto q = at::randn({B, T, D}), k = at::randn({B, T, D}), v = at::randn({B, T, D});
+  const auto bias = at::zeros({B, 1, 1, T});
+  const auto probe = at::randn({B, T, D}, at::kDouble);
+  const auto with_seed = [](uint64_t seed) {
+    return std::make_unique<DropoutSeeds>(at::make_generator<at::CPUGeneratorImpl>(seed));
+  };
+  const auto q64 = q.to(at::kDouble).requires_grad_(), k64 = k.to(at::kDouble).requires_grad_(),
+             v64 = v.to(at::kDouble).requires_grad_();
+  at::Tensor ctx64;
+  {
+    const FastKernelsGuard composite(false);
+    const auto seeds = with_seed(21);
+    ctx64 = attention_core(q64, k64, v64, bias.to(at::kDouble), heads, 0.2, true, 0.5);
+  }
+  const auto g64 = torch::autograd::grad({(ctx64 * probe).sum()}, {q64, k64, v64});
+  const auto qb = q.to(at::kBFloat16).requires_grad_(), kb = k.to(at::kBFloat16).requires_grad_(),
+             vb = v.to(at::kBFloat16).requires_grad_();
+  at::Tensor ctx;
+  {
+    const auto seeds = with_seed(21);
+    const ForwardPrecision bf16(Precision::Bf16);
+    ctx = attention_core(qb, kb, vb, bias, heads, 0.2, true, 0.5);
+  }
+  REQUIRE(ctx.scalar_type() == at::kBFloat16);
+  check_bf16_close(ctx, ctx64, "context");
+  const auto g = torch::autograd::grad({(ctx.to(at::kDouble) * probe).sum()}, {qb, kb, vb});
+  for (int i = 0; i < 3; ++i) check_bf16_close(g[i], g64[i], "gradient of q, k, v " + std::to_string(i), 5e-2);
+  // Another seed drops other entries: the mask is what the paths share.
+  {
+    const auto seeds = with_seed(22);
+    const ForwardPrecision bf16(Precision::Bf16);
+    CHECK(relative_error(attention_core(qb, kb, vb, bias, heads, 0.2, true, 0.5), ctx64) > 0.1);
   }
 }
 

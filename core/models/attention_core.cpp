@@ -1,6 +1,7 @@
 #include "core/models/attention_core.h"
 
 #include "core/kernels/cpu/apply_mask.h"
+#include "core/kernels/cpu/bf16_rows.h"
 #include "core/kernels/cpu/blas_gemm.h"
 #include "core/kernels/cpu/softmax_rows.h"
 #include "core/kernels/cpu/thin_gemm.h"
@@ -9,7 +10,6 @@
 #include "core/kernels/dropout_mask.h"
 #include "core/util/error.h"
 #include "core/util/step_parts.h"
-#include "core/util/precision.h"
 
 #include <ATen/ATen.h>
 #include <ATen/Dispatch.h>
@@ -18,6 +18,7 @@
 #include <torch/autograd.h>
 
 #include <algorithm>
+#include <cstring>
 #include <optional>
 #include <string>
 #include <type_traits>
@@ -208,6 +209,108 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
   }
 };
 
+// (B, T, heads·dh) -> (B·heads, T, dh) contiguous, or back (merge), by row copies: ATen's
+// copy of the transposed bf16 view took 4.9 ms at batch 32 where these take 0.4.
+at::Tensor move_heads(const at::Tensor& t, const Layout& l, bool merge) {
+  const auto src = t.contiguous();
+  auto out = merge ? at::empty({l.B, l.T, l.D}, src.options()) : at::empty({l.B * l.heads, l.T, l.dh}, src.options());
+  const int64_t bytes = l.dh * static_cast<int64_t>(src.element_size());
+  const auto* from = static_cast<const char*>(src.data_ptr());
+  auto* to = static_cast<char*>(out.data_ptr());
+  at::parallel_for(0, l.B * l.heads, 1, [&](int64_t first, int64_t last) {
+    for (int64_t pair = first; pair < last; ++pair)
+      for (int64_t r = 0; r < l.T; ++r) {
+        const int64_t split = (pair * l.T + r) * bytes, joined = l.head(pair) * static_cast<int64_t>(src.element_size()) + r * l.D * static_cast<int64_t>(src.element_size());
+        std::memcpy(merge ? to + joined : to + split, merge ? from + split : from + joined, static_cast<size_t>(bytes));
+      }
+  });
+  return out;
+}
+
+// The bf16 path (a bf16 forward's projections hand over bf16 q, k and v): the four products as
+// batched bf16 matmuls (oneDNN, on AMX or AVX512-BF16 where the CPU has them; measured in
+// docs/precision.md) on the heads split apart, the bias, softmax and dropout rows in float32
+// between them. The probabilities are kept in bf16 for backward; the dropped ones are made
+// again from the mask's seed.
+class Bf16AttentionCore : public torch::autograd::Function<Bf16AttentionCore> {
+ public:
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v, const at::Tensor& bias, int64_t heads, double p,
+                            double scale) {
+    const Layout l = layout_of(q, heads);
+    count_flops(l, 2);
+    const auto qs = move_heads(q, l, false), ks = move_heads(k, l, false), vs = move_heads(v, l, false);
+    const auto scores = at::bmm(qs, ks.transpose(1, 2));
+    auto b4 = bias.to(at::kFloat).expand({l.B, heads, l.T, l.T});
+    if (b4.stride(3) != 1) b4 = b4.contiguous();
+    std::optional<DropoutMask> mask;
+    if (p > 0) mask.emplace(p);
+    auto probs = at::empty_like(scores);
+    auto dropped = mask ? at::empty_like(scores) : probs;
+    const auto* S = scores.data_ptr<at::BFloat16>();
+    auto *P = probs.data_ptr<at::BFloat16>(), *Dp = dropped.data_ptr<at::BFloat16>();
+    const float* bp = b4.data_ptr<float>();
+    const int64_t n = l.T * l.T;
+    at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+      std::vector<float> s(static_cast<size_t>(n)), m(mask ? s.size() : 0);
+      for (int64_t i = first; i < last; ++i) {
+        cpu::bf16_to_float(S + l.block(i), n, static_cast<float>(scale), s.data());
+        cpu::softmax_rows(s.data(), l.T, l.T, l.T, bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1),
+                          b4.stride(2));
+        cpu::float_to_bf16(s.data(), n, P + l.block(i));
+        if (!mask) continue;
+        mask->multipliers(l.block(i), n, m.data());
+        for (int64_t j = 0; j < n; ++j) s[j] *= m[j];
+        cpu::float_to_bf16(s.data(), n, Dp + l.block(i));
+      }
+    });
+    ctx->saved_data["heads"] = heads;
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["p"] = p;
+    ctx->saved_data["seed"] = mask ? static_cast<int64_t>(mask->seed()) : int64_t{0};
+    ctx->saved_data["B"] = l.B;
+    ctx->save_for_backward({qs, ks, vs, probs});
+    return move_heads(at::bmm(dropped, vs), l, true);
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const auto &qs = saved[0], &ks = saved[1], &vs = saved[2], &probs = saved[3];
+    const int64_t heads = ctx->saved_data["heads"].toInt();
+    const double scale = ctx->saved_data["scale"].toDouble(), p = ctx->saved_data["p"].toDouble();
+    std::optional<DropoutMask> mask;
+    if (p > 0) mask.emplace(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+    const int64_t B = ctx->saved_data["B"].toInt(), T = qs.size(1), dh = qs.size(2);
+    const Layout l{B, T, heads, dh, heads * dh};
+    count_flops(l, 4);
+    const auto g = move_heads(grads[0].to(at::kBFloat16), l, false);
+    // The probabilities' gradient, turned in place into the scores' (the scale in it).
+    auto w = at::bmm(g, vs.transpose(1, 2));
+    auto dropped = mask ? at::empty_like(probs) : probs;
+    const auto* P = probs.data_ptr<at::BFloat16>();
+    auto *W = w.data_ptr<at::BFloat16>(), *Dp = dropped.data_ptr<at::BFloat16>();
+    const int64_t n = l.T * l.T;
+    at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+      std::vector<float> pf(static_cast<size_t>(n)), wf(pf.size()), df(mask ? pf.size() : 0);
+      for (int64_t i = first; i < last; ++i) {
+        cpu::bf16_to_float(P + l.block(i), n, 1.0f, pf.data());
+        cpu::bf16_to_float(W + l.block(i), n, 1.0f, wf.data());
+        if (mask) {
+          mask->multipliers(l.block(i), n, df.data());
+          for (int64_t j = 0; j < n; ++j) df[j] *= pf[j];
+          cpu::float_to_bf16(df.data(), n, Dp + l.block(i));
+        }
+        cpu::softmax_dropout_backward_rows(pf.data(), mask ? df.data() : pf.data(), wf.data(), l.T, l.T, l.T,
+                                           static_cast<float>(scale));
+        cpu::float_to_bf16(wf.data(), n, W + l.block(i));
+      }
+    });
+    return {move_heads(at::bmm(w, ks), l, true), move_heads(at::bmm(w.transpose(1, 2), qs), l, true),
+            move_heads(at::bmm(dropped.transpose(1, 2), g), l, true), at::Tensor(), at::Tensor(),
+            at::Tensor(), at::Tensor()};
+  }
+};
+
 // The composite path: the same product in ATen ops under ordinary autograd, the mask made on
 // the tensors' device.
 at::Tensor composite_attention(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
@@ -225,13 +328,11 @@ at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Te
                           const at::Tensor& bias, int64_t heads, double p, bool train, double scale) {
   if (!(p >= 0 && p < 1))
     throw Error("attention: dropout probability must be in [0, 1), got p = " + std::to_string(p));
-  // A bf16 forward's attention runs the float32 kernel: LibTorch 1.13's bf16 batched products
-  // were slower than it (docs/precision.md).
-  if (fast_kernels_enabled() && q.scalar_type() == at::kBFloat16)
-    return attention_core(float_activation(q), float_activation(k), float_activation(v), bias, heads, p,
-                          train, scale);
   const double rate = train ? p : 0.0;
   RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
+  const auto bf16 = [](const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == at::kBFloat16; };
+  if (fast_kernels_enabled() && bf16(q) && bf16(k) && bf16(v))
+    return Bf16AttentionCore::apply(q, k, v, bias, heads, rate, scale);
   bool blas = false;
   if (cpu::maskable(q))
     AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_blas", [&] { blas = cpu::has_blas_gemm<scalar_t>(); });

@@ -14,8 +14,10 @@ namespace comera {
 // broadcasts to (B, heads, T, T)
 // (e.g. (B, 1, 1, T) padding bias) and gets no gradient. Dropout with probability p on the
 // probabilities when train. Returns the context (B, T, heads·dh). On CPU (float, double) with
-// the fast kernels on and BLAS found, the fused path above; otherwise (any device or floating
-// dtype) ATen ops under ordinary autograd, with the same mask.
+// the fast kernels on and BLAS found, the fused path above; bf16 q, k, v on the CPU with the
+// fast kernels on: batched bf16 products with the rows in float32 between them (the probabilities
+// kept in bf16); otherwise (any device or floating dtype) ATen ops under ordinary autograd,
+// with the same mask.
 at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,
                           const at::Tensor& bias, int64_t heads, double p, bool train, double scale);
 
