@@ -75,8 +75,9 @@ TEST_CASE("a TT layer's bf16 forward and backward match float64, through pruned 
       if (c == Dead) layer->rank_vectors()[2].fill_(1e-3);
       layer->bias.uniform_(-1, 1);
     }
-    const auto x = at::randn({96, 64}).requires_grad_();
-    const auto g = at::randn({96, 64});
+    // 2048 rows: fewer take the float32 path (checked below).
+    const auto x = at::randn({2048, 64}).requires_grad_();
+    const auto g = at::randn({2048, 64});
     at::Tensor y;
     {
       const ForwardPrecision bf16(Precision::Bf16);
@@ -114,6 +115,22 @@ TEST_CASE("a TT layer's bf16 forward and backward match float64, through pruned 
     }
     REQUIRE(layer->bias.grad().scalar_type() == at::kFloat);
     CHECK(relative_error(layer->bias.grad(), bias64.grad()) < 1e-2);
+  }
+}
+
+TEST_CASE("a TT layer in a bf16 forward takes the float32 path below 2048 rows", "[precision]") {
+  at::manual_seed(9);
+  TTLinear layer(TTLinearOptions({4, 4, 4}, {4, 8, 2}, {1, 4, 8, 12, 6, 2, 1}));
+  for (const int64_t rows : {1, 128, 2047}) {
+    INFO(rows << " rows");
+    const auto x = at::randn({rows, 64});
+    at::Tensor y16;
+    {
+      const ForwardPrecision bf16(Precision::Bf16);
+      y16 = layer->forward(x);
+    }
+    CHECK(y16.scalar_type() == at::kFloat);
+    CHECK(at::equal(y16, layer->forward(x)));
   }
 }
 

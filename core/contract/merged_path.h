@@ -15,7 +15,8 @@ namespace comera {
 // and the bias. float32 on a CPU where thin::enabled() runs the batch GEMMs with the AVX-512
 // kernels of thin_gemm.h (r_d padded to a multiple of 16, rows split across threads) and an
 // analytic backward that reuses the saved partial merges; otherwise (any device or dtype, or the
-// fast kernels off) ATen matmuls under ordinary autograd.
+// fast kernels off) ATen matmuls under ordinary autograd. In a bf16 forward (precision.h): the
+// merges in float32, the batch GEMMs in bf16, from 2048 rows; fewer rows run in float32.
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,
                        const std::vector<at::Tensor>& ranks, const at::Tensor& bias);
 
