@@ -262,6 +262,38 @@ TEST_CASE("bf16 attention with dropout draws the composite path's mask and match
   }
 }
 
+TEST_CASE("the fused residual layer norm reads a bf16 branch, dropout mask as the composite path's",
+          "[precision]") {
+  at::manual_seed(10);
+  const auto x = at::randn({4, 8, 48}), f = at::randn({4, 8, 48}), w = at::rand({48}) + 0.5, b = at::randn({48});
+  const auto probe = at::randn({4, 8, 48}, at::kDouble);
+  const auto with_seed = [](uint64_t seed) {
+    return std::make_unique<DropoutSeeds>(at::make_generator<at::CPUGeneratorImpl>(seed));
+  };
+  const auto x64 = x.to(at::kDouble).requires_grad_(), f64 = f.to(at::kDouble).requires_grad_();
+  at::Tensor y64;
+  {
+    const FastKernelsGuard composite(false);
+    const auto seeds = with_seed(5);
+    y64 = residual_layer_norm(x64, f64, 0.2, true, w.to(at::kDouble), b.to(at::kDouble), 1e-5);
+  }
+  const auto g64 = torch::autograd::grad({(y64 * probe).sum()}, {x64, f64});
+  const auto xr = x.clone().requires_grad_(), fb = f.to(at::kBFloat16).requires_grad_();
+  at::Tensor y;
+  {
+    const auto seeds = with_seed(5);
+    y = residual_layer_norm(xr, fb, 0.2, true, w, b, 1e-5);
+  }
+  REQUIRE(y.scalar_type() == at::kFloat);
+  // Only the branch's rounding to bf16 separates them.
+  CHECK(relative_error(y, y64) < 1e-2);
+  const auto g = torch::autograd::grad({(y.to(at::kDouble) * probe).sum()}, {xr, fb});
+  CHECK(g[0].scalar_type() == at::kFloat);
+  REQUIRE(g[1].scalar_type() == at::kBFloat16);
+  CHECK(relative_error(g[0], g64[0]) < 1e-2);
+  check_bf16_close(g[1], g64[1], "branch gradient");
+}
+
 TEST_CASE("a bf16 run tracks the fp32 run and keeps float32 weights and optimiser state",
           "[precision]") {
   const auto train = synthetic_pairs(40, 1), eval = synthetic_pairs(12, 2);

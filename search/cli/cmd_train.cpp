@@ -282,7 +282,7 @@ int run(int argc, char** argv) {
             << size.total_params << " parameters (" << size.megabytes() << " MB), "
             << size.compression() << "x smaller than dense (" << size.dense_model_params << ")"
             << (trainer.resumed() ? "; resumed at step " + std::to_string(trainer.state().step) : "")
-            << "; on " << trainer.device()
+            << "; on " << trainer.device() << " in " << precision_name(e.training.precision)
             << (world ? ", " + std::to_string(world->size) + " data-parallel ranks" : "") << std::endl;
   if (trainer.finished()) {
     out << "nothing to do: the run in " << checkpoint << " has already ended" << std::endl;
