@@ -112,11 +112,11 @@ TEST_CASE("the small synthetic DLRM preset loads, builds and runs a step's forwa
     return task->forward(batch);
   }();
   REQUIRE(bf16.scores.scalar_type() == at::kBFloat16);
-  const double loss32 = out.loss.item<double>(), loss16 = float_loss(bf16.loss).item<double>();
+  const double loss32 = out.loss.item<double>(), loss16 = float_activation(bf16.loss).item<double>();
   INFO("loss fp32 " << loss32 << ", bf16 " << loss16);
   CHECK(std::abs(loss16 - loss32) < 0.02 * loss32);
   CHECK(loss16 != loss32);
-  float_loss(bf16.loss).backward();
+  float_activation(bf16.loss).backward();
   for (const auto& p : task->model().parameters())
     if (p.grad().defined()) CHECK(p.grad().scalar_type() == at::kFloat);
 }

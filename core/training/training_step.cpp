@@ -45,7 +45,7 @@ StepResult training_step(Task& task, torch::optim::Optimizer& optimizer, const O
   if (batch.examples() > 0) {
     const ForwardPrecision forward(precision);
     out = task.forward(batch);
-    out.loss = float_loss(out.loss);
+    out.loss = float_activation(out.loss);
   }
   StepResult r;
   at::Tensor loss = out.loss;

@@ -46,9 +46,4 @@ at::Tensor float_activation(const at::Tensor& t) {
   return t.defined() && t.scalar_type() == at::kBFloat16 ? t.to(at::kFloat) : t;
 }
 
-at::Tensor float_loss(const at::Tensor& loss) {
-  const bool reduced = loss.defined() && (loss.scalar_type() == at::kBFloat16 || loss.scalar_type() == at::kHalf);
-  return reduced ? loss.to(at::kFloat) : loss;
-}
-
 }  // namespace comera

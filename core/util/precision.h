@@ -41,11 +41,8 @@ bool lower_precision_forward(const c10::Device& device);
 // bf16 ForwardPrecision (a differentiable cast: the gradient reaches `t` in float32, and a leaf
 // parameter is cast once per scope), else `t` itself. Other dtypes pass through.
 at::Tensor compute_cast(const at::Tensor& t);
-// A bf16 activation as float32 (a differentiable cast), else `t` itself: for the parts whose
-// fused float32 kernels beat LibTorch's bf16 ops on the CPU (attention core, residual adds
-// with layer norm, GELU; docs/precision.md).
+// A bf16 activation or loss as float32 (a differentiable cast), else `t` itself: for the float32
+// parts of a bf16 forward (layer norms, the losses).
 at::Tensor float_activation(const at::Tensor& t);
-// The loss in float32 whatever the forward computed it in.
-at::Tensor float_loss(const at::Tensor& loss);
 
 }  // namespace comera
