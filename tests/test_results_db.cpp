@@ -4,6 +4,7 @@
 // the store's own readers are not their own reference.
 #include "core/util/error.h"
 #include "search/store/canonical_json.h"
+#include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/export_table.h"
 #include "search/store/kernel_choices.h"
@@ -109,7 +110,7 @@ TEST_CASE("a new database gets the current schema, WAL, foreign keys and a busy 
     CHECK(db.sql().execAndGet("PRAGMA busy_timeout").getInt() == 10000);
   }
   for (const char* table : {"studies", "trials", "epochs", "epoch_metrics", "objectives",
-                            "layer_ranks", "kernel_choices", "schema_version"})
+                            "layer_ranks", "kernel_choices", "decisions", "schema_version"})
     CHECK(sql_int(path, std::string("SELECT COUNT(*) FROM sqlite_master WHERE type = 'table' AND "
                                     "name = '") +
                             table + "'") == 1);
@@ -141,7 +142,7 @@ TEST_CASE("upgrading a version-1 database stores train runs' configs in the one 
       insert.reset();
     }
   }
-  CHECK(ResultsDb::upgrade(path) == 1);
+  CHECK(ResultsDb::upgrade(path) == latest_schema_version() - 1);
   auto db = ResultsDb::open(path);
   const auto trials = list_trials(db, "runs");
   REQUIRE(trials.size() == 1);
@@ -152,6 +153,39 @@ TEST_CASE("upgrading a version-1 database stores train runs' configs in the one 
   // A sweep's trials had the shape already.
   CHECK(list_trials(db, "sweep").at(0).config["point"]["lr"] == 1);
   CHECK(sql_int(path, "SELECT json_extract(config, '$.experiment.training.seed') FROM trials WHERE uid = 'a'") == 3);
+}
+
+TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds decisions, keeping every "
+          "trial and epoch", "[store]") {
+  TempDir dir;
+  const std::string path = dir.file("v2.db");
+  {
+    SQLite::Database db(path, SQLite::OPEN_READWRITE | SQLite::OPEN_CREATE);
+    db.exec("PRAGMA foreign_keys = ON");
+    migrate(db, {migrations().at(0), migrations().at(1)});
+    db.exec("INSERT INTO studies (id, name, objectives, created_at) VALUES (1, 's', 'eval_loss:min', 'x')");
+    db.exec("INSERT INTO trials (id, uid, study_id, number, config, config_hash, state, created_at) VALUES "
+            "(1, 'a', 1, 1, '{}', 'h1', 'killed', 'x'), (2, 'b', 1, 2, '{}', 'h2', 'complete', 'x')");
+    db.exec("INSERT INTO epochs (trial_id, epoch, step, stage, recorded_at) VALUES (1, 1, 5, 'early', 'x')");
+    CHECK_THROWS(db.exec("UPDATE trials SET state = 'pruned' WHERE id = 1"));
+  }
+  CHECK(ResultsDb::upgrade(path) == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == 2);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE trial_id = 1") == 1);
+  auto db = ResultsDb::open(path);
+  db.sql().exec("UPDATE trials SET state = 'pruned' WHERE id = 1");
+  CHECK(load_trial(db, 1)->state == TrialState::Pruned);
+  // The constraint still holds for anything else.
+  CHECK_THROWS(db.sql().exec("UPDATE trials SET state = 'paused' WHERE id = 2"));
+  record_decision(db, 1, {DecisionKind::Pruned, 1, {{"reason", "dominated by trial 2"}}, ""});
+  const auto decisions = read_decisions(db.sql(), 1);
+  REQUIRE(decisions.size() == 1);
+  CHECK(describe(decisions[0]) == "pruned at epoch 1: dominated by trial 2");
+  CHECK(db.sql().execAndGet("PRAGMA integrity_check").getString() == "ok");
+  // Deleting the trial deletes its decisions (the foreign key survived the edit).
+  db.sql().exec("DELETE FROM trials WHERE id = 1");
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM decisions") == 0);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs") == 0);
 }
 
 TEST_CASE("a database of another schema version is refused, naming `comera db upgrade`",

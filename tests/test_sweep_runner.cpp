@@ -4,6 +4,7 @@
 // plain SQL, not the store's readers.
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
+#include "search/pareto/study_front.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/trial_queue.h"
 #include "search/sweep/sweep_runner.h"
@@ -205,6 +206,79 @@ TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating"
                                 }),
                  expected.end());
   CHECK(objective_names(dir.file("r.db")) == expected);
+}
+
+TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, keeps it off the front, "
+          "and runs it on from its checkpoint on request", "[sweep]") {
+  TempDir dir;
+  // Ranks 2 and 3: at epoch 0 (before the late stage) the second is larger and less compressed,
+  // so dominated in both objectives whatever the losses.
+  json j = tiny_sweep(3);
+  j.erase("baselines");
+  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
+  j["objectives"] = "size:min,compression:max";
+  j["pruning"] = json::object();  // from the first epoch (0), no margin
+  const auto spec = parse_sweep_spec(j);
+  const std::string path = dir.file("p.db");
+  auto options = quiet_options(path);
+  std::vector<std::string> said;
+  options.on_message = [&said](const std::string& message) { said.push_back(message); };
+  const auto first = run_sweep(spec, options);
+  CHECK(first.states == std::map<std::string, size_t>{{"complete", 1}, {"pruned", 1}});
+  CHECK(describe_states(first) == "2 trials: 1 complete, 1 pruned");
+  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& s) {
+    return s.find("] trial 2 pruned in ") != std::string::npos;
+  }));
+  auto rows = read_rows(path);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0].state == "complete");
+  CHECK(rows[0].epochs == 3);
+  CHECK(rows[1].state == "pruned");
+  CHECK(rows[1].epochs == 1);
+  const auto epoch_one_at = [&] {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    return db.execAndGet("SELECT recorded_at FROM epochs e JOIN trials t ON t.id = e.trial_id WHERE "
+                         "t.number = 2 AND e.epoch = 0").getString();
+  };
+  const std::string pruned_epoch = epoch_one_at();
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    CHECK(db.execAndGet("SELECT COUNT(*) FROM decisions").getInt() == 1);
+    CHECK(db.execAndGet("SELECT kind || ' ' || epoch || ' ' || json_extract(detail, '$.dominated_by[0].trial') "
+                        "FROM decisions").getString() == "pruned 0 1");
+    CHECK_THAT(db.execAndGet("SELECT error FROM trials WHERE number = 2").getString(),
+               Contains("dominated at epoch 0 by trial 1"));
+  }
+  {
+    auto db = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
+    const auto front = pareto::study_front(db, {spec.name, "", {}, {}});
+    CHECK(front.values.size() == 1);
+    CHECK(front.left_out == std::map<std::string, size_t>{{"pruned", 1}});
+    REQUIRE(front.pruned.size() == 1);
+    CHECK(front.pruned[0].first == 2);
+    CHECK_THAT(front.pruned[0].second, Contains("by trial 1"));
+  }
+  // Run again: a pruned trial stays pruned.
+  options.on_message = nullptr;
+  CHECK(run_sweep(spec, options).ran == 0);
+  CHECK(read_rows(path)[1].state == "pruned");
+  // On request it runs on from its checkpoint to its end, and is not pruned again.
+  options.resume_pruned = true;
+  const auto resumed = run_sweep(spec, options);
+  CHECK(resumed.resumed == 1);
+  CHECK(resumed.ran == 1);
+  rows = read_rows(path);
+  CHECK(rows[1].state == "complete");
+  CHECK(rows[1].epochs == 3);
+  CHECK(rows[1].attempts == 2);
+  CHECK(epoch_one_at() == pruned_epoch);  // resumed, not started again
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  CHECK(db.execAndGet("SELECT group_concat(kind, ',') FROM (SELECT kind FROM decisions ORDER BY id)").getString() ==
+        "pruned,resumed");
+  const auto shown = comera::testing::run_cli("runs show 2 --db " + path);
+  CHECK(shown.status == 0);
+  CHECK_THAT(shown.output, Contains("decisions:") && Contains("pruned at epoch 0: dominated at epoch 0 by trial 1") &&
+                               Contains("resumed: resumed on request"));
 }
 
 TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-failed", "[sweep]") {

@@ -410,6 +410,9 @@ RunResult Trainer::run() {
   auto& generator = generator_;
   restart_memory_peaks();
   bool agreed_stop = false;
+  if (options_.parallel && options_.stop_after_epoch)
+    throw Error("a data-parallel run cannot be stopped after an epoch by one rank's decision: "
+                "leave stop_after_epoch unset with training.nproc > 1");
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
   while (state_.epoch < config_.epochs) {
@@ -518,7 +521,7 @@ RunResult Trainer::run() {
     result.epochs.push_back(std::move(metrics));
     restart_memory_peaks();
     if (parallel) all_reduce_seconds_at_epoch_ = parallel->gradient_seconds();
-    if (stop) break;
+    if (stop || (options_.stop_after_epoch && options_.stop_after_epoch(result.epochs.back()))) break;
   }
   // No rank leaves (taking rank 0's rendezvous store with it) before all are done.
   if (options_.parallel) options_.parallel->barrier();

@@ -58,8 +58,11 @@ struct TrainerOptions {
   std::function<void(const TrainingProgress&)> on_progress;
   // Notices worth a line (a resume with changed settings, an initialisation).
   std::function<void(const std::string&)> on_notice;
-  // Called after each epoch's checkpoint is written.
+  // Called at each epoch's end, just before its checkpoint is written.
   std::function<void(const EpochMetrics&)> on_epoch;
+  // Asked after each epoch's checkpoint: true ends the run there, resumably (StepLimit), as a
+  // sweep does with a trial it prunes. Single-process runs only (ranks would have to agree).
+  std::function<bool(const EpochMetrics&)> stop_after_epoch;
   // Called after every optimiser step.
   std::function<void()> on_step;
   // Set (e.g. by a signal handler) to stop at the next step: the checkpoint is written and the

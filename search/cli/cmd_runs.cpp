@@ -3,6 +3,7 @@
 #include "core/util/error.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
+#include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/flat_table.h"
 #include "search/store/layer_ranks.h"
@@ -73,8 +74,8 @@ int list(int argc, char** argv) {
 
 int show(int argc, char** argv) {
   auto options = make_options("runs show",
-                              "One trial: config, environment, metrics per epoch, final "
-                              "objectives, layer ranks");
+                              "One trial: config, environment, decisions (proposed, pruned, "
+                              "resumed), metrics per epoch, final objectives, layer ranks");
   add_db_option(options);
   options.add_options()("id", "Trial id (the first column of `comera runs list`)",
                         cxxopts::value<int64_t>())("json", "Machine-readable output");
@@ -103,12 +104,18 @@ int show(int argc, char** argv) {
             << "  started " << t.started_at << ", ended " << t.ended_at << ", worker " << t.worker
             << "\n";
   if (t.environment) std::cout << "  environment " << t.environment->to_json().dump() << "\n";
-  if (!t.error.empty()) std::cout << "  error: " << t.error << "\n";
+  if (!t.error.empty())
+    std::cout << (t.state == store::TrialState::Failed ? "  error: " : "  ended: ") << t.error << "\n";
   std::cout << "config (" << t.config_hash.substr(0, 12) << "):\n" << t.config.dump(2) << "\n";
   std::cout << "objectives:";
   for (const auto& [name, value] : values)
     std::cout << " " << name << "=" << store::format_real(value);
   std::cout << (values.empty() ? " none yet\n" : "\n");
+  const auto decisions = store::read_decisions(db.sql(), id);
+  if (!decisions.empty()) {
+    std::cout << "decisions:\n";
+    for (const auto& d : decisions) std::cout << "  " << d.recorded_at << " " << store::describe(d) << "\n";
+  }
   if (!epochs.empty()) {
     std::cout << "epochs:\n";
     store::write_text(std::cout, store::epoch_table(db, epochs));

@@ -60,6 +60,7 @@ int run(int argc, char** argv) {
                         cxxopts::value<std::string>())(
       "shard", "Run only shard i of N (1-based), e.g. 2/4", cxxopts::value<std::string>()->default_value("1/1"))(
       "retry-failed", "Queue the failed trials again first")(
+      "resume-pruned", "Queue the pruned trials again, to run on from their checkpoints to their end")(
       "stale-after",
       "Seconds without a heartbeat after which a running trial of another host is failed (at "
       "least " + std::to_string(kMinStaleAfter.count()) +
@@ -104,6 +105,7 @@ int run(int argc, char** argv) {
                  std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
   so.shard = shard;
   so.retry_failed = r.count("retry-failed") > 0;
+  so.resume_pruned = r.count("resume-pruned") > 0;
   so.stale_after_s = r["stale-after"].as<double>();
   so.max_trials = r["max-trials"].as<int64_t>();
   ProgressLine line(!r.count("quiet"), true);

@@ -39,7 +39,7 @@ store::FlatTable readable(const store::FlatTable& table, const FrontResult& resu
   for (const auto& c : result.point)
     if (c != "loss_target" && c != "size_ratio" && c != "size_target") keep.push_back(c);
   for (const auto& o : result.objectives) keep.push_back(o.name);
-  for (const char* c : {"accuracy", "eval_loss", "size", "compression", "size_vs_s0", "notes"})
+  for (const char* c : {"accuracy", "eval_loss", "size", "compression", "size_vs_s0", "notes", "proposed"})
     keep.push_back(c);
   store::FlatTable out;
   std::vector<size_t> from;
@@ -93,6 +93,10 @@ std::string front_summary(const FrontResult& result) {
 void write_front_text(std::ostream& out, const FrontResult& result, bool all) {
   out << front_summary(result) << "\n\n";
   store::write_text(out, readable(rows(result, all), result));
+  if (all && !result.pruned.empty()) {
+    out << "\npruned (never on the front; `comera sweep SPEC --resume-pruned` runs them on):\n";
+    for (const auto& [number, why] : result.pruned) out << "  #" << number << " " << why << "\n";
+  }
   out << "\n" << (all ? "* = on the Pareto front; " : "")
       << "size/S0: the late stage's final size over its target S0 (1 = reached); "
          "every column: --format csv or json\n";
@@ -107,10 +111,13 @@ nlohmann::json front_json(const FrontResult& result, bool all) {
   for (const auto& o : result.objectives) objectives.push_back(o.name + (o.minimize ? ":min" : ":max"));
   nlohmann::json reference = nlohmann::json::array();
   for (double r : result.reference) reference.push_back(store::FlatTable::real(r));
+  nlohmann::json pruned = nlohmann::json::array();
+  for (const auto& [number, why] : result.pruned) pruned.push_back({{"trial", number}, {"decision", why}});
   return {{"study", result.study},
           {"objectives", objectives},
           {"complete", result.values.size()},
           {"left_out", result.left_out},
+          {"pruned", pruned},
           {"reference", reference},
           {"hypervolume", store::FlatTable::real(result.hypervolume)},
           {all ? "trials" : "front", store::to_json(rows(result, all))}};

@@ -1,6 +1,7 @@
 #include "search/pareto/study_front.h"
 
 #include "core/util/error.h"
+#include "search/store/decisions.h"
 #include "search/store/export_table.h"
 #include "search/store/trial_outcome.h"
 
@@ -102,18 +103,27 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
   result.trials.columns.insert(result.trials.columns.begin() + 1, "kind");
   // How each trial ended beside its numbers: the late-stage target, how close it came to S0,
   // lost layers.
-  for (const char* name : {"target", "size_vs_s0", "notes"}) result.trials.columns.push_back(name);
+  for (const char* name : {"target", "size_vs_s0", "notes", "proposed"}) result.trials.columns.push_back(name);
   const int trial_id = column_of(all, "trial_id");
 
   std::vector<Point> points;
   for (size_t r : filter_rows(all, query.where)) {
     const auto& row = all.rows[r];
     const std::string s = row[state].get<std::string>();
+    const int64_t id = row[trial_id].get<int64_t>();
+    // The last decision of a kind, as one line.
+    auto last = [&](store::DecisionKind kind) {
+      std::string text;
+      for (const auto& d : store::read_decisions(db.sql(), id))
+        if (d.kind == kind) text = store::describe(d);
+      return text;
+    };
     if (s != "complete") {
       ++result.left_out[s];
+      if (s == "pruned") result.pruned.push_back({row[column_of(all, "number")].get<int64_t>(), last(store::DecisionKind::Pruned)});
       continue;
     }
-    const auto trial = store::load_trial(db, row[trial_id].get<int64_t>());
+    const auto trial = store::load_trial(db, id);
     const auto outcome = trial ? store::trial_outcome(db, *trial) : store::TrialOutcome();
     std::vector<nlohmann::json> cells;
     for (const auto& [name, column] : shown)
@@ -124,6 +134,7 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
                         ? nlohmann::json(outcome.size_vs_target)
                         : nlohmann::json());
     cells.push_back(outcome.notes());
+    cells.push_back(last(store::DecisionKind::Proposed));
     result.trials.rows.push_back(std::move(cells));
     Point p;
     for (int column : objective_columns) p.push_back(cell_number(row[column]));

@@ -1,7 +1,7 @@
 #pragma once
 // The Pareto front of a study's complete trials under chosen objectives, with its hypervolume:
-// what `comera pareto` prints and plots. Diverged, failed and unfinished trials are left out
-// (a diverged trial's objectives are those of its last good epoch, not of a result).
+// what `comera pareto` prints and plots. Diverged, failed, pruned and unfinished trials are left
+// out (a diverged trial's objectives are those of its last good epoch, not of a result).
 #include "search/pareto/front_plot.h"
 #include "search/pareto/hypervolume.h"
 #include "search/pareto/row_filter.h"
@@ -27,7 +27,8 @@ struct FrontResult {
   std::string study;
   std::vector<store::Objective> objectives;
   // One row per complete trial meeting the conditions: trial, kind, state, the point's labels,
-  // the objectives asked for, then the trial's other recorded objectives.
+  // the objectives asked for, the trial's other recorded objectives, then how it ended and
+  // why it was proposed ("proposed": an adaptive sweep's reason, else empty).
   store::FlatTable trials;
   std::vector<std::string> point;  // the columns of the point (the sweep's axes)
   std::vector<Point> values;       // per row, the objectives asked for, as recorded
@@ -35,6 +36,8 @@ struct FrontResult {
   Point reference;                 // as recorded (not negated)
   double hypervolume = 0;
   std::map<std::string, size_t> left_out;  // other trials meeting the conditions, by state
+  // Pruned trials meeting the conditions (never on the front): number and why, by trial number.
+  std::vector<std::pair<int64_t, std::string>> pruned;
   nlohmann::json published;        // the study spec's published figures
 };
 

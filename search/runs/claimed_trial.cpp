@@ -98,12 +98,17 @@ store::TrialState run_claimed_trial(store::ResultsDb& db, const store::Trial& tr
     ro.stop = o.stop;
     ro.configure_trainer = o.configure_trainer;
     ro.on_message = o.on_message;
+    if (o.prune) ro.prune = [&](const EpochMetrics& m) { return o.prune(trial, m); };
     RecordedRun run(e, o.data ? o.data(e.data) : load_task_data(e.data), ro, &db);
     if (run.trainer().resumed())
       say(o, name + " resumes from " + ro.checkpoint + " at step " + std::to_string(run.trainer().state().step));
     run.record_in(db, trial.id, worker);
     started = true;
     const RunResult result = run.run();
+    if (const auto& decision = run.pruned()) {
+      say(o, name + " " + store::describe(*decision));
+      return store::TrialState::Pruned;
+    }
     switch (result.status) {
       case RunStatus::Diverged:
         say(o, name + " diverged: " + result.message);

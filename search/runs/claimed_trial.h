@@ -6,11 +6,13 @@
 // the same trial through the same RecordedRun.
 #include "core/data/task_data.h"
 #include "core/training/trainer.h"
+#include "search/store/decisions.h"
 #include "search/store/results_db.h"
 #include "search/store/trials.h"
 
 #include <atomic>
 #include <functional>
+#include <optional>
 #include <string>
 
 namespace comera {
@@ -27,12 +29,15 @@ struct ClaimedTrialOptions {
   std::string program;
   // Where every trial computes, in place of its training.device ("" = its own).
   std::string device;
+  // A sweep's pruning rule, asked after each recorded epoch of a single-process training trial
+  // (RecordedRunOptions::prune; data-parallel trials run to their end); unset: never.
+  std::function<std::optional<store::Decision>(const store::Trial&, const EpochMetrics&)> prune;
   // The data of a data section (a sweep keeps one copy per process); unset = loaded afresh.
   std::function<const TaskData&(const DataConfig&)> data;
 };
 
 // Runs `trial` (claimed by `worker`) to its end and records it: complete, diverged, killed
-// (resumable) or failed with the error message. An error never escapes, so a sweep goes on.
+// (resumable), pruned (resumable) or failed with the error message. An error never escapes, so a sweep goes on.
 // Returns the state it ended in.
 store::TrialState run_claimed_trial(store::ResultsDb& db, const store::Trial& trial, const std::string& worker,
                                     const ClaimedTrialOptions& options);

@@ -28,6 +28,12 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
     if (recorder_) recorder_->epoch(m);
     plan_layers();
   };
+  if (options_.prune)
+    t.stop_after_epoch = [this](const EpochMetrics& m) {
+      if (!recorder_ || m.partial) return false;
+      pruned_ = options_.prune(m);
+      return pruned_.has_value();
+    };
   t.on_step = [this] {
     if (experiment_.training.truncation.when == TruncateWhen::Steps) plan_layers();
   };
@@ -94,7 +100,12 @@ RunResult RecordedRun::run() {
                 ", recording nothing");
   if (recorder_) {
     try {
-      recorder_->finish(result);
+      // Pruned at the last epoch, the run is complete all the same.
+      if (pruned_ && result.status != RunStatus::StepLimit) pruned_.reset();
+      if (pruned_)
+        recorder_->pruned(*pruned_);
+      else
+        recorder_->finish(result);
     } catch (const std::exception& ex) {
       // Left running, the trial would be neither resumed nor rerun: failed, with the reason.
       recorder_->fail("its end could not be recorded: " + error_message(ex));

@@ -7,11 +7,13 @@
 #include "core/training/trainer.h"
 #include "search/runs/claim_heartbeat.h"
 #include "search/runs/trial_recorder.h"
+#include "search/store/decisions.h"
 #include "search/store/trials.h"
 
 #include <atomic>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 
 namespace comera::tuner {
@@ -31,6 +33,9 @@ struct RecordedRunOptions {
   std::function<void(TrainerOptions&)> configure_trainer;
   // Lines worth showing (contraction plans chosen, the tuner's measurements).
   std::function<void(const std::string&)> on_message;
+  // Asked after each recorded epoch (a sweep's pruning rule): a decision stops the run there
+  // and ends its trial pruned, resumable, with the decision recorded. Unset: never.
+  std::function<std::optional<store::Decision>(const EpochMetrics&)> prune;
   // How often the recorded trial's heartbeat is written.
   std::chrono::milliseconds heartbeat_interval = kHeartbeatInterval;
 };
@@ -47,10 +52,13 @@ class RecordedRun {
   // from now on (claim_heartbeat.h).
   void record_in(store::ResultsDb& db, int64_t trial_id, const std::string& worker);
   // Chooses the contraction plans, trains, and finishes the trial: complete, diverged, killed
-  // (a step limit or an interruption: resumable), or failed with an error, which is rethrown.
+  // (a step limit or an interruption: resumable), pruned (options.prune decided so: resumable),
+  // or failed with an error, which is rethrown.
   // A run whose trial was claimed by another worker meanwhile stops, records nothing (the trial
   // is no longer its own) and throws.
   RunResult run();
+  // The decision that pruned the run, if one did.
+  const std::optional<store::Decision>& pruned() const { return pruned_; }
 
  private:
   void plan_layers();
@@ -64,6 +72,7 @@ class RecordedRun {
   std::unique_ptr<tuner::Tuner> tuner_;
   std::unique_ptr<Trainer> trainer_;
   int planned_ = -1;  // layers off the merged path at the last report
+  std::optional<store::Decision> pruned_;
 };
 
 // Where a sweep keeps the checkpoint of a trial: beside its database, by study, number and uid

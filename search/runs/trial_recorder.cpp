@@ -119,6 +119,13 @@ void TrialRecorder::finish(const RunResult& result) {
   }
 }
 
+void TrialRecorder::pruned(const store::Decision& decision) {
+  db_.write([&] {
+    store::finish_trial(db_, trial_id_, worker_, store::TrialState::Pruned, last_, store::describe(decision));
+    store::write_decision(db_.sql(), trial_id_, decision);
+  });
+}
+
 void TrialRecorder::measured(const store::ObjectiveValues& objectives) {
   last_ = objectives;
   store::finish_trial(db_, trial_id_, worker_, store::TrialState::Complete, last_);

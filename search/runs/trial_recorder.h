@@ -5,6 +5,7 @@
 #include "core/training/epoch_metrics.h"
 #include "core/training/experiment.h"
 #include "core/training/trainer.h"
+#include "search/store/decisions.h"
 #include "search/store/results_db.h"
 #include "search/store/trial_queue.h"
 
@@ -44,6 +45,8 @@ class TrialRecorder {
   // Complete (objectives: the last epoch's metrics), diverged, or killed (a step limit or an
   // interruption: resumable).
   void finish(const RunResult& result);
+  // Pruned (resumable), the decision recorded with it.
+  void pruned(const store::Decision& decision);
   // Complete with measured objectives (a trial that times single steps, no epochs).
   void measured(const store::ObjectiveValues& objectives);
   // Failed, with the error message.

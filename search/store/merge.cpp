@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 #include "search/store/canonical_json.h"
+#include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/kernel_choices.h"
 #include "search/store/layer_ranks.h"
@@ -25,6 +26,7 @@ int progress(TrialState state) {
       return 1;
     case TrialState::Failed:
     case TrialState::Killed:
+    case TrialState::Pruned:
       return 2;
     case TrialState::Diverged:
       return 3;
@@ -100,6 +102,7 @@ void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_
   for (const auto& [epoch, layers] : read_layer_ranks(from.sql(), t.id))
     write_layer_ranks(into.sql(), id, epoch, layers);
   write_objectives(into.sql(), id, read_objectives(from.sql(), t.id));
+  for (const auto& decision : read_decisions(from.sql(), t.id)) write_decision(into.sql(), id, decision);
 }
 
 enum class Outcome { Added, Replaced, Skipped };

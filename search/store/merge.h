@@ -2,7 +2,7 @@
 // Merging another results database into this one, without duplicates: studies match by name,
 // trials by their uid (a copy of the same file worked on elsewhere) or by study name + config
 // hash (the same config run elsewhere). Of two matching trials the more finished one is kept
-// (complete > diverged > failed, killed > running > queued; on a tie, this database's). Runs of
+// (complete > diverged > failed, killed, pruned > running > queued; on a tie, this database's). Runs of
 // the "runs" study match only by uid: two runs of one config are both kept.
 #include "search/store/results_db.h"
 

@@ -1,5 +1,6 @@
 #include "search/store/schema.h"
 
+#include "core/util/error.h"
 #include "search/store/canonical_json.h"
 #include "search/store/sql_now.h"
 
@@ -142,6 +143,43 @@ void train_configs_in_trial_shape(SQLite::Database& db) {
   }
 }
 
+const char* kDecisions = R"sql(
+CREATE TABLE decisions (
+  id          INTEGER PRIMARY KEY,
+  trial_id    INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  kind        TEXT NOT NULL CHECK (kind IN ('proposed','pruned','resumed')),
+  epoch       INTEGER,                    -- the epoch a pruning judged
+  detail      TEXT NOT NULL,              -- JSON: "reason" and the figures behind it
+  recorded_at TEXT NOT NULL
+);
+CREATE INDEX decisions_by_trial ON decisions(trial_id, id);
+)sql";
+
+// SQLite cannot alter a CHECK constraint, and rebuilding `trials` would cascade-delete every
+// epoch (foreign keys are on, and cannot be switched off inside this step's transaction).
+// Allowing one more state only loosens the constraint, which SQLite's documentation permits by
+// editing the stored CREATE TABLE under writable_schema (ALTER TABLE, section "Making other
+// kinds of table schema changes"); no stored row changes.
+void pruned_state_and_decisions(SQLite::Database& db) {
+  const std::string states = "'diverged','killed')";
+  std::string sql = db.execAndGet("SELECT sql FROM sqlite_master WHERE type = 'table' AND name = 'trials'").getString();
+  const auto at = sql.find(states);
+  if (at == std::string::npos || sql.find(states, at + 1) != std::string::npos)
+    throw Error("the trials table of this database is not the one comera made (its state CHECK "
+                "constraint is not as expected): migrate a copy made by comera, or export and re-import");
+  sql.replace(at, states.size(), "'diverged','killed','pruned')");
+  const int version = db.execAndGet("PRAGMA schema_version").getInt();
+  db.exec("PRAGMA writable_schema = ON");
+  SQLite::Statement edit(db, "UPDATE sqlite_master SET sql = ? WHERE type = 'table' AND name = 'trials'");
+  edit.bind(1, sql);
+  edit.exec();
+  db.exec("PRAGMA schema_version = " + std::to_string(version + 1));
+  db.exec("PRAGMA writable_schema = OFF");
+  const std::string check = db.execAndGet("PRAGMA quick_check(1)").getString();
+  if (check != "ok") throw Error("the schema edit left the database inconsistent (" + check + "): nothing was changed");
+  db.exec(kDecisions);
+}
+
 void ensure_version_table(SQLite::Database& db) {
   db.exec(
       "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
@@ -156,6 +194,8 @@ const std::vector<Migration>& migrations() {
        [](SQLite::Database& db) { db.exec(kSchemaV1); }},
       {2, "trial configs of train runs in the shape of every trial: kind, point, seed, experiment",
        train_configs_in_trial_shape},
+      {3, "trial state 'pruned'; decisions (why a trial was proposed, pruned or resumed)",
+       pruned_state_and_decisions},
   };
   return steps;
 }

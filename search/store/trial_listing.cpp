@@ -1,5 +1,6 @@
 #include "search/store/trial_listing.h"
 
+#include "search/store/decisions.h"
 #include "search/store/layer_ranks.h"
 #include "search/store/trial_outcome.h"
 
@@ -61,6 +62,8 @@ nlohmann::json trial_detail_json(ResultsDb& db, const Trial& trial) {
   nlohmann::json out = to_json(trial);
   out["objectives"] = objectives_json(read_objectives(db.sql(), trial.id));
   out["epochs"] = to_json(epoch_table(db, read_epochs(db.sql(), trial.id)));
+  out["decisions"] = nlohmann::json::array();
+  for (const auto& d : read_decisions(db.sql(), trial.id)) out["decisions"].push_back(to_json(d));
   out["ranks"] = nlohmann::json::object();
   for (const auto& [epoch, layers] : read_layer_ranks(db.sql(), trial.id))
     for (const auto& layer : layers)

@@ -190,7 +190,7 @@ bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker) {
 void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,
                   const ObjectiveValues& objectives, const std::string& error) {
   if (state == TrialState::Queued || state == TrialState::Running)
-    throw Error("finish_trial needs an end state (complete, failed, diverged, killed), not " +
+    throw Error("finish_trial needs an end state (complete, failed, diverged, killed, pruned), not " +
                 to_string(state));
   db.write([&] {
     const auto trial = load_trial(db, trial_id);

@@ -47,7 +47,7 @@ bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker);
 // connection must not be used by two threads at once).
 bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker);
 
-// Ends a trial as complete, failed, diverged or killed, with its final objective values. Only
+// Ends a trial as complete, failed, diverged, killed or pruned, with its final objective values. Only
 // the worker that claimed it may finish it (also after it was declared stale, if not re-queued).
 // A complete trial must report every objective of its study.
 void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,

@@ -11,8 +11,8 @@ namespace comera::store {
 
 namespace {
 
-const std::array<const char*, 6> kStateNames = {"queued", "running",  "complete",
-                                                "failed", "diverged", "killed"};
+const std::array<const char*, 7> kStateNames = {"queued", "running",  "complete", "failed",
+                                                "diverged", "killed", "pruned"};
 
 const char* kSelectTrial =
     "SELECT t.id, t.uid, t.study_id, s.name, t.number, t.replica, t.config, t.config_hash, "
@@ -61,7 +61,7 @@ TrialState parse_trial_state(const std::string& text) {
   for (size_t i = 0; i < kStateNames.size(); ++i)
     if (text == kStateNames[i]) return static_cast<TrialState>(i);
   throw Error("'" + text +
-              "' is not a trial state: use queued, running, complete, failed, diverged or killed");
+              "' is not a trial state: use queued, running, complete, failed, diverged, killed or pruned");
 }
 
 nlohmann::json to_json(const Trial& t) {

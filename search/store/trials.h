@@ -11,7 +11,9 @@
 
 namespace comera::store {
 
-enum class TrialState { Queued, Running, Complete, Failed, Diverged, Killed };
+// Pruned: stopped at an epoch end because other trials dominated it there (decisions.h says by
+// whom); its epochs so far and its checkpoint are kept, so it can be resumed on request.
+enum class TrialState { Queued, Running, Complete, Failed, Diverged, Killed, Pruned };
 
 std::string to_string(TrialState state);
 // Throws comera::Error for a word that is not a state.

@@ -48,11 +48,26 @@ size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
   return count;
 }
 
+// Pruned trials among `ids` back in the queue, each with a decision that keeps it from being
+// pruned again; it resumes from its checkpoint.
+size_t resume_pruned(store::ResultsDb& db, const std::string& study, const std::vector<int64_t>& ids) {
+  size_t count = 0;
+  for (const auto& t : store::list_trials(db, study))
+    if (t.state == store::TrialState::Pruned && std::find(ids.begin(), ids.end(), t.id) != ids.end())
+      count += db.write([&] {
+        if (!store::requeue_trial(db, t.id, store::TrialState::Pruned, t.worker)) return false;
+        store::write_decision(db.sql(), t.id, {store::DecisionKind::Resumed, std::nullopt,
+                                               {{"reason", "resumed on request (--resume-pruned): runs to its end"}}, ""});
+        return true;
+      });
+  return count;
+}
+
 }  // namespace
 
 std::string describe_states(const SweepReport& report) {
   std::string text = std::to_string(report.trials) + " trials";
-  const char* order[] = {"complete", "diverged", "failed", "killed", "running", "queued"};
+  const char* order[] = {"complete", "pruned", "diverged", "failed", "killed", "running", "queued"};
   std::string parts;
   for (const char* state : order) {
     const auto it = report.states.find(state);
@@ -112,10 +127,19 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     say(std::to_string(report.stale) + " running trial(s) had no heartbeat for " +
         number_text(options.stale_after_s) + " s: marked failed (--retry-failed runs them again)");
   if (options.retry_failed) report.retried = static_cast<size_t>(store::requeue_failed(db, study.id));
+  if (options.resume_pruned) report.resumed = resume_pruned(db, spec.name, ids);
+
+  ClaimedTrialOptions trial_options = options.trials;
+  if (spec.pruning) {
+    const auto objectives = store::parse_objectives(spec.objectives);
+    trial_options.prune = [&db, rule = *spec.pruning, objectives](const store::Trial& trial, const EpochMetrics& m) {
+      return judge_trial(db, rule, objectives, trial, m.epoch);
+    };
+  }
 
   const std::string worker = store::default_worker_id();
   const Environment env = current_environment(options.device.empty() ? "cpu" : options.device);
-  TrialRunner runner(options.trials, options.device);
+  TrialRunner runner(trial_options, options.device);
   const std::set<int64_t> id_set(ids.begin(), ids.end());
   auto queued = [&] {
     size_t n = 0;

@@ -18,6 +18,7 @@ struct SweepOptions {
   std::string db_path;
   Shard shard;
   bool retry_failed = false;     // put failed trials back in the queue first
+  bool resume_pruned = false;    // put pruned trials back in the queue, to run to their end
   // A running trial of another host without a heartbeat this long is failed (at least
   // kMinStaleAfter); one of this host is re-queued once its process is gone, never before.
   double stale_after_s = 300;
@@ -36,6 +37,7 @@ struct SweepReport {
   size_t requeued = 0;           // interrupted trials (worker gone) put back in the queue
   size_t stale = 0;              // running trials declared failed for want of a heartbeat
   size_t retried = 0;            // failed trials re-queued by retry_failed
+  size_t resumed = 0;            // pruned trials re-queued by resume_pruned
   std::map<std::string, size_t> states;  // this shard's trials by state at the end
   double seconds = 0;
 };

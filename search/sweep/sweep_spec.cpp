@@ -235,6 +235,11 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
                     " trials; use one of " + names);
       }
 
+    if (r.has("pruning")) {
+      if (spec.step) throw Error("pruning: step-measuring trials have no epochs to judge (drop \"pruning\")");
+      spec.pruning = parse_pruning(r.value("pruning"), store::parse_objectives(spec.objectives));
+    }
+
     const auto axes = r.object("axes");
     const nlohmann::json& base_training = spec.base.value("training", nlohmann::json::object());
     spec.axes.push_back(seed_axis(axes, base_training.value("seed", uint64_t{0})));

@@ -3,6 +3,8 @@
 // is a list of choices; each choice labels the trial ("point") and patches the experiment JSON
 // at dotted paths. Grid sampling takes every combination, random sampling draws points with a
 // seeded generator (numeric axes may then be ranges).
+#include "search/sweep/pruning.h"
+
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
@@ -56,6 +58,7 @@ struct SweepSpec {
   std::vector<Axis> axes;      // seeds first (outermost), targets last (innermost)
   bool dense_baseline = false, early_baseline = false;
   std::optional<StepMeasure> step;  // "measure": "step"
+  std::optional<PruningRule> pruning;  // "pruning": off when absent
   // Published figures to overlay on plots: {"label", then objective name -> value}.
   nlohmann::json published = nlohmann::json::array();
   nlohmann::json source;       // the spec as written, base resolved (stored with the study)
