@@ -1,0 +1,163 @@
+#include "search/propose/gp_ehvi.h"
+
+#include "core/util/random.h"
+#include "search/propose/gaussian_process.h"
+#include "search/propose/hypervolume_improvement.h"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <numeric>
+
+namespace comera::propose {
+
+namespace {
+
+// Local search from the best candidates: the acquisition is multimodal and flat away from the
+// front, so a broad random screen finds the basins and a shrinking hill climb finishes each.
+constexpr size_t kRefined = 5;
+constexpr int kRefineSteps = 40;
+
+struct Scored {
+  std::vector<double> encoded;
+  double gain = -1;
+};
+
+// `base` moved by a Gaussian step of `sd` on some of its axes (each with probability about
+// 2 / axes, at least one), a choice re-drawn instead of moved; then rounded to the space.
+std::vector<double> perturb(const Space& space, const std::vector<double>& base, double sd, Rng& rng) {
+  auto out = base;
+  const double p = std::min(1.0, 2.0 / static_cast<double>(space.size()));
+  const size_t forced = rng.below(space.size());
+  size_t at = 0;
+  for (size_t a = 0; a < space.size(); ++a) {
+    const bool move = a == forced || rng.uniform() < p;
+    if (space[a].kind != AxisKind::Choice) {
+      if (move) out[at] = std::clamp(out[at] + sd * rng.normal(), 0.0, 1.0);
+      ++at;
+      continue;
+    }
+    const auto k = static_cast<size_t>(space[a].choices);
+    if (move) {
+      const size_t pick = rng.below(k);
+      for (size_t c = 0; c < k; ++c) out[at + c] = c == pick ? 1 : 0;
+    }
+    at += k;
+  }
+  return encode(space, decode(space, out));
+}
+
+// "front points 3 and 7", "front point 3 and pending point 0": bounds index the observations,
+// then the pending points.
+std::string point_names(const std::vector<size_t>& bounds, size_t observed) {
+  std::vector<std::string> groups;
+  for (const bool pending : {false, true}) {
+    std::vector<size_t> ids;
+    for (size_t b : bounds)
+      if ((b >= observed) == pending) ids.push_back(pending ? b - observed : b);
+    if (ids.empty()) continue;
+    std::string text = std::string(pending ? "pending point" : "front point") + (ids.size() > 1 ? "s " : " ");
+    for (size_t i = 0; i < ids.size(); ++i)
+      text += (i == 0 ? "" : i + 1 == ids.size() ? " and " : ", ") + std::to_string(ids[i]);
+    groups.push_back(text);
+  }
+  return groups.size() == 1 ? groups[0] : groups[0] + " and " + groups[1];
+}
+
+}  // namespace
+
+Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& done, const History& history,
+                         const std::vector<Values>& pending, int64_t candidates, uint64_t seed) {
+  const size_t m = history.objectives;
+  std::vector<std::vector<double>> x;
+  for (size_t i : history.finished) x.push_back(encode(space, done[i].x));
+  std::vector<GaussianProcess> models;
+  for (size_t j = 0; j < m; ++j) {
+    std::vector<double> y;
+    for (const auto& s : history.scaled) y.push_back(s[j]);
+    models.push_back(GaussianProcess::fit(x, y, seed + j));
+  }
+
+  // The front in the scaled box, indexed like `done` so its box bounds name observations;
+  // pending points join it (and the models) at their predicted means, indexed past `done`.
+  std::vector<pareto::Point> front(done.size(), pareto::Point(m, std::nan("")));
+  for (size_t k = 0; k < history.finished.size(); ++k) front[history.finished[k]] = history.scaled[k];
+  for (const auto& p : pending) {
+    const auto e = encode(space, p);
+    pareto::Point believed(m);
+    for (size_t j = 0; j < m; ++j) believed[j] = models[j].predict(e).mean;
+    for (size_t j = 0; j < m; ++j) models[j] = models[j].with(e, believed[j]);
+    front.push_back(believed);
+  }
+  const HypervolumeImprovement improvement(front, pareto::Point(m, kScaledReference));
+  const Avoidance avoid(space, done, history, pending);
+
+  auto predict = [&](const std::vector<double>& e, pareto::Point& mean, pareto::Point& sd) {
+    mean.resize(m), sd.resize(m);
+    for (size_t j = 0; j < m; ++j) {
+      const auto p = models[j].predict(e);
+      mean[j] = p.mean, sd[j] = std::sqrt(p.variance);
+    }
+  };
+  pareto::Point mean, sd;
+  auto score = [&](std::vector<double> e) {
+    Scored s{std::move(e), -1};
+    if (avoid.rejects(s.encoded)) return s;
+    predict(s.encoded, mean, sd);
+    s.gain = improvement.expected(mean, sd);
+    return s;
+  };
+
+  // Half the candidates uniform over the space, half near the front's points at three scales.
+  Rng rng(seed);
+  std::vector<std::vector<double>> bases;
+  for (size_t i : pareto::non_dominated(history.scaled)) bases.push_back(x[i]);
+  const double scales[] = {0.02, 0.08, 0.25};
+  std::vector<Scored> scored;
+  for (int64_t c = 0; c < candidates; ++c) {
+    if (c % 2 == 0) {
+      scored.push_back(score(encode(space, random_values(space, rng))));
+      continue;
+    }
+    const auto& base = bases[rng.below(bases.size())];
+    scored.push_back(score(perturb(space, base, scales[rng.below(3)], rng)));
+  }
+  std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) { return a.gain > b.gain; });
+  const size_t refined = std::min(kRefined, scored.size());
+  for (size_t r = 0; r < refined && scored[r].gain >= 0; ++r) {
+    double step = 0.1;
+    for (int t = 0; t < kRefineSteps; ++t, step *= 0.9) {
+      auto next = score(perturb(space, scored[r].encoded, step, rng));
+      if (next.gain > scored[r].gain) scored[r] = std::move(next);
+    }
+  }
+  const auto best = std::max_element(scored.begin(), scored.begin() + static_cast<std::ptrdiff_t>(refined),
+                                     [](const Scored& a, const Scored& b) { return a.gain < b.gain; });
+
+  Proposal out;
+  if (best->gain < 0) {
+    // Every candidate repeats a trial: a small discrete space that is fully explored.
+    out.x = decode(space, scored[0].encoded);
+    out.method = "random";
+    out.reason = "every candidate repeats a trial or sits on a failed one; proposing one of them anyway";
+    return out;
+  }
+  out.method = "gp-ehvi";
+  out.x = decode(space, best->encoded);
+  out.expected_gain = best->gain;
+  predict(best->encoded, mean, sd);
+  for (size_t j = 0; j < m; ++j) out.predicted.push_back(history.low[j] + history.range[j] * mean[j]);
+  const auto bounds = improvement.best_box_bounds(mean, sd);
+  for (size_t b : bounds)
+    if (b < done.size()) out.between.push_back(b);
+  char gain[48];
+  std::snprintf(gain, sizeof gain, "expected HV gain %.3g", best->gain);
+  // A non-empty front gives every box at least one bounding point.
+  if (bounds.size() == 1)
+    out.reason = "extends the front past its end at " + point_names(bounds, done.size()) + " (" + gain + ")";
+  else
+    out.reason = "fills the gap between " + point_names(bounds, done.size()) + " (" + gain + ")";
+  return out;
+}
+
+}  // namespace comera::propose
