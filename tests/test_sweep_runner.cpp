@@ -13,6 +13,7 @@
 #include "tests/support/cli_process.h"
 #include "tests/support/read_only.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tiny_sweep.h"
 
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Database.h>
@@ -32,31 +33,9 @@ using namespace comera::sweep;
 using Catch::Matchers::Contains;
 using comera::testing::TempDir;
 using nlohmann::json;
+using comera::testing::tiny_sweep;
 
 namespace {
-
-// A sweep of a tiny model on the fixture pairs: dense and early baselines and `targets` late
-// trials, each `epochs` epochs of two steps.
-json tiny_sweep(int epochs, std::vector<double> ratios = {0.5}) {
-  json experiment = {
-      {"name", "tiny"},
-      {"model",
-       {{"vocab", 30522}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
-        {"max_positions", 16}, {"classes", 3}, {"dropout", 0.0},
-        {"tensorized",
-         {{"embedding", {{"vocab_modes", {32, 32, 30}}, {"emb_modes", {2, 2, 2}}, {"ranks", 2}}},
-          {"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 2}}}}}}},
-      {"training",
-       {{"epochs", epochs}, {"batch_size", 2}, {"eval_batch_size", 8}, {"seed", 1},
-        {"late_stage", {{"start_epoch", epochs / 2}, {"loss_target", 0.5}, {"size_ratio", 0.5}}}}},
-      {"data",
-       {{"dir", comera::source_dir() + "/tests/fixtures/mnli"},
-        {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 16}}}};
-  return {{"name", "tiny"},
-          {"base", experiment},
-          {"axes", {{"targets", {{"loss", {0.5}}, {"size_ratio", ratios}}}}},
-          {"baselines", {"dense", "early"}}};
-}
 
 struct Row {
   int64_t number, attempts, epochs;

@@ -178,7 +178,7 @@ TEST_CASE("random sampling: seeded, distinct draws, ranges rounded, seeds multip
 
 TEST_CASE("sweep spec errors name the key and the fix", "[sweep]") {
   CHECK_THROWS_WITH(parse_sweep_spec(spec_with({{"gamma", {{"min", 0.1}, {"max", 1}}}})),
-                    Contains("axes.gamma: a range needs random sampling"));
+                    Contains("axes.gamma: a range needs random or adaptive sampling"));
   json no_late = spec_with({{"targets", {{"loss", {1}}, {"size_ratio", {0.5}}}}});
   no_late["base"]["training"].erase("late_stage");
   CHECK_THROWS_WITH(parse_sweep_spec(no_late), Contains("no training.late_stage"));

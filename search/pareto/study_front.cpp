@@ -111,11 +111,12 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
     const auto& row = all.rows[r];
     const std::string s = row[state].get<std::string>();
     const int64_t id = row[trial_id].get<int64_t>();
-    // The last decision of a kind, as one line.
+    // The last decision of a kind, as one line (its reason alone for a proposal, in its column).
     auto last = [&](store::DecisionKind kind) {
       std::string text;
       for (const auto& d : store::read_decisions(db.sql(), id))
-        if (d.kind == kind) text = store::describe(d);
+        if (d.kind == kind)
+          text = kind == store::DecisionKind::Proposed ? d.detail.value("reason", std::string()) : store::describe(d);
       return text;
     };
     if (s != "complete") {

@@ -47,21 +47,22 @@ std::vector<double> perturb(const Space& space, const std::vector<double>& base,
   return encode(space, decode(space, out));
 }
 
-// "front points 3 and 7", "front point 3 and pending point 0": bounds index the observations,
-// then the pending points.
-std::string point_names(const std::vector<size_t>& bounds, size_t observed) {
-  std::vector<std::string> groups;
+// "front points 3 and 7", "trial 4 and pending point 0": bounds index the observations (named
+// by their names where they have them), then the pending points.
+std::string point_names(const std::vector<size_t>& bounds, const std::vector<Observation>& done) {
+  std::vector<std::string> names;
   for (const bool pending : {false, true}) {
     std::vector<size_t> ids;
     for (size_t b : bounds)
-      if ((b >= observed) == pending) ids.push_back(pending ? b - observed : b);
+      if ((b >= done.size()) == pending) ids.push_back(pending ? b - done.size() : b);
     if (ids.empty()) continue;
-    std::string text = std::string(pending ? "pending point" : "front point") + (ids.size() > 1 ? "s " : " ");
+    const bool named = !pending && std::all_of(ids.begin(), ids.end(), [&](size_t i) { return !done[i].name.empty(); });
+    std::string text = named ? "" : std::string(pending ? "pending point" : "front point") + (ids.size() > 1 ? "s " : " ");
     for (size_t i = 0; i < ids.size(); ++i)
-      text += (i == 0 ? "" : i + 1 == ids.size() ? " and " : ", ") + std::to_string(ids[i]);
-    groups.push_back(text);
+      text += (i == 0 ? "" : i + 1 == ids.size() ? " and " : ", ") + (named ? done[ids[i]].name : std::to_string(ids[i]));
+    names.push_back(text);
   }
-  return groups.size() == 1 ? groups[0] : groups[0] + " and " + groups[1];
+  return names.size() == 1 ? names[0] : names[0] + " and " + names[1];
 }
 
 }  // namespace
@@ -154,9 +155,9 @@ Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& don
   std::snprintf(gain, sizeof gain, "expected HV gain %.3g", best->gain);
   // A non-empty front gives every box at least one bounding point.
   if (bounds.size() == 1)
-    out.reason = "extends the front past its end at " + point_names(bounds, done.size()) + " (" + gain + ")";
+    out.reason = "extends the front past its end at " + point_names(bounds, done) + " (" + gain + ")";
   else
-    out.reason = "fills the gap between " + point_names(bounds, done.size()) + " (" + gain + ")";
+    out.reason = "fills the gap between " + point_names(bounds, done) + " (" + gain + ")";
   return out;
 }
 

@@ -248,7 +248,9 @@ Proposal propose_motpe(const Space& space, const std::vector<Observation>& done,
     out.reason = std::string("drawn from the broad prior (") + ratio + ")";
   } else {
     out.between = {good_trials[best_component]};
-    out.reason = "drawn near trial " + std::to_string(good_trials[best_component]) + " (" + ratio + ")";
+    const auto& near = done[good_trials[best_component]];
+    out.reason = "drawn near " + (near.name.empty() ? "trial " + std::to_string(good_trials[best_component]) : near.name) +
+                 " (" + ratio + ")";
   }
   return out;
 }

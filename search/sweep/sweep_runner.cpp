@@ -6,6 +6,7 @@
 #include "search/runs/trial_recorder.h"
 #include "search/store/canonical_json.h"
 #include "search/store/trial_queue.h"
+#include "search/sweep/adaptive.h"
 #include "search/sweep/trial_expansion.h"
 #include "search/sweep/trial_runner.h"
 #include "search/sweep/worker_liveness.h"
@@ -48,12 +49,13 @@ size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
   return count;
 }
 
-// Pruned trials among `ids` back in the queue, each with a decision that keeps it from being
+// Pruned trials of this sweep back in the queue, each with a decision that keeps it from being
 // pruned again; it resumes from its checkpoint.
-size_t resume_pruned(store::ResultsDb& db, const std::string& study, const std::vector<int64_t>& ids) {
+size_t resume_pruned(store::ResultsDb& db, const std::string& study,
+                     const std::function<bool(const store::Trial&)>& ours) {
   size_t count = 0;
   for (const auto& t : store::list_trials(db, study))
-    if (t.state == store::TrialState::Pruned && std::find(ids.begin(), ids.end(), t.id) != ids.end())
+    if (t.state == store::TrialState::Pruned && ours(t))
       count += db.write([&] {
         if (!store::requeue_trial(db, t.id, store::TrialState::Pruned, t.worker)) return false;
         store::write_decision(db.sql(), t.id, {store::DecisionKind::Resumed, std::nullopt,
@@ -85,6 +87,10 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 " s; running trials write a heartbeat every " +
                 std::to_string(kHeartbeatInterval.count()) +
                 " s, so a shorter limit declares live workers on other hosts dead");
+  if (spec.sampling.adaptive && options.shard.count > 1)
+    throw Error("--shard " + std::to_string(options.shard.index) + "/" + std::to_string(options.shard.count) +
+                ": an adaptive sweep proposes each trial from all the others, so its workers share one "
+                "database (run several `comera sweep` processes on it) rather than shards");
   const auto configs = expand_trials(spec);
   std::vector<nlohmann::json> mine;
   for (size_t p : shard_positions(configs.size(), options.shard)) mine.push_back(configs[p]);
@@ -111,11 +117,15 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     say("note: study " + spec.name + " in " + db.path() +
         " was made from a different spec; its trials are kept and new ones added");
   const auto ids = store::enqueue_trials(db, study, mine);
+  // An adaptive sweep's trials are all the study's: it adds them as it goes.
+  const bool adaptive = spec.sampling.adaptive;
+  const std::set<int64_t> id_set(ids.begin(), ids.end());
+  auto ours = [&](const store::Trial& t) { return adaptive || id_set.count(t.id) > 0; };
 
   report.requeued = requeue_orphans(db, spec.name, say);
   // Killed trials (interrupted, or stopped by a step limit) go on from their checkpoints.
   for (const auto& t : store::list_trials(db, spec.name))
-    if (t.state == store::TrialState::Killed && std::find(ids.begin(), ids.end(), t.id) != ids.end() &&
+    if (t.state == store::TrialState::Killed && ours(t) &&
         store::requeue_trial(db, t.id, store::TrialState::Killed, t.worker)) {
       say("trial " + std::to_string(t.number) + " was interrupted: back in the queue, to resume from its checkpoint");
       ++report.requeued;
@@ -127,7 +137,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     say(std::to_string(report.stale) + " running trial(s) had no heartbeat for " +
         number_text(options.stale_after_s) + " s: marked failed (--retry-failed runs them again)");
   if (options.retry_failed) report.retried = static_cast<size_t>(store::requeue_failed(db, study.id));
-  if (options.resume_pruned) report.resumed = resume_pruned(db, spec.name, ids);
+  if (options.resume_pruned) report.resumed = resume_pruned(db, spec.name, ours);
 
   ClaimedTrialOptions trial_options = options.trials;
   if (spec.pruning) {
@@ -140,14 +150,26 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const std::string worker = store::default_worker_id();
   const Environment env = current_environment(options.device.empty() ? "cpu" : options.device);
   TrialRunner runner(trial_options, options.device);
-  const std::set<int64_t> id_set(ids.begin(), ids.end());
   auto queued = [&] {
     size_t n = 0;
-    for (const auto& t : store::list_trials(db, spec.name))
-      n += id_set.count(t.id) && t.state == store::TrialState::Queued;
+    for (const auto& t : store::list_trials(db, spec.name)) n += ours(t) && t.state == store::TrialState::Queued;
     return n;
   };
-  say("sweep " + spec.name + ": " + std::to_string(mine.size()) + " trials" +
+  auto claim = [&] {
+    return adaptive ? store::claim_next_trial(db, study.id, worker, env)
+                    : store::claim_next_trial_among(db, study.id, ids, worker, env);
+  };
+  if (adaptive) {
+    const auto& b = spec.sampling.budget;
+    std::string budget;
+    if (b.trials) budget += std::to_string(b.trials) + " trials";
+    if (b.epochs) budget += (budget.empty() ? "" : ", ") + std::to_string(b.epochs) + " epochs";
+    if (b.minutes) budget += (budget.empty() ? "" : ", ") + number_text(b.minutes) + " minutes";
+    say("sweep " + spec.name + ": adaptive sampling (" + spec.sampling.sampler + ", seed " +
+        std::to_string(spec.sampling.seed) + "), budget " + budget + "; " + std::to_string(spent(db, spec.name).trials) +
+        " proposed so far");
+  }
+  say("sweep " + spec.name + ": " + std::to_string(mine.size()) + (adaptive ? " baseline trials" : " trials") +
       (options.shard.count > 1 ? " in shard " + std::to_string(options.shard.index) + "/" +
                                      std::to_string(options.shard.count)
                                : std::string()) +
@@ -156,10 +178,15 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const auto* stop = options.trials.stop;
   while ((options.max_trials <= 0 || static_cast<int64_t>(report.ran) < options.max_trials) &&
          !(stop && stop->load())) {
-    auto trial = store::claim_next_trial_among(db, study.id, ids, worker, env);
+    auto trial = claim();
     if (!trial) {
       // A worker that died meanwhile leaves its trial to us.
       if (requeue_orphans(db, spec.name, say) > 0) continue;
+      if (adaptive) {
+        const auto proposed = propose_next(db, study, spec);
+        say("[" + spec.name + "] " + proposed.message);
+        if (proposed.trial_id) continue;
+      }
       break;
     }
     const auto trial_start = Clock::now();
@@ -172,7 +199,11 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   }
 
   for (const auto& t : store::list_trials(db, spec.name))
-    if (id_set.count(t.id)) ++report.states[store::to_string(t.state)];
+    if (ours(t)) ++report.states[store::to_string(t.state)];
+  if (adaptive) {
+    report.trials = 0;
+    for (const auto& [state, n] : report.states) report.trials += n;
+  }
   report.seconds = seconds_since(start);
   return report;
 }

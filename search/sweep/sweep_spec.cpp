@@ -3,12 +3,14 @@
 #include "core/models/model_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "search/propose/proposer.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/studies.h"
 #include "search/sweep/published_figures.h"
 #include "search/sweep/shape_choices.h"
 
 #include <algorithm>
+#include <cmath>
 #include <filesystem>
 
 namespace comera::sweep {
@@ -19,15 +21,19 @@ namespace fs = std::filesystem;
 
 bool is_range(const nlohmann::json& v) { return v.is_object() && v.contains("min"); }
 
-// A numeric axis: a non-empty list of numbers, or {"min", "max", "log"} for random sampling.
+// A numeric axis: a non-empty list of numbers, or {"min", "max", "log", "integer"} for random or
+// adaptive sampling.
 Axis number_axis(const ConfigReader& axes, const std::string& key, const std::string& label,
                  const std::string& path, double min, double max) {
   Axis axis{key, {}, std::nullopt, label, path, false, {}};
   const auto& v = axes.value(key);
   if (is_range(v)) {
     const ConfigReader r(v, axes.key_path(key));
-    Range range{r.number("min", 0, min, max), r.number("max", 0, min, max), r.boolean("log", false)};
+    Range range{r.number("min", 0, min, max), r.number("max", 0, min, max), r.boolean("log", false),
+                r.boolean("integer", false)};
     r.finish();
+    if (range.integer && (range.min != std::floor(range.min) || range.max != std::floor(range.max)))
+      throw Error(r.path() + ": an integer range needs whole-number bounds (fix min and max)");
     if (range.max < range.min || (range.log && range.min <= 0))
       throw Error(r.path() + ": need min <= max" + (range.log ? " and min > 0 for a log range" : "") +
                   " (fix the bounds)");
@@ -198,12 +204,29 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
 
     if (r.has("sampling")) {
       const auto s = r.object("sampling");
-      spec.sampling.random = s.choice("method", "grid", {"grid", "random"}) == "random";
+      const auto method = s.choice("method", "grid", {"grid", "random", "adaptive"});
+      spec.sampling.random = method == "random";
+      spec.sampling.adaptive = method == "adaptive";
       spec.sampling.trials = s.integer("trials", 0, spec.sampling.random ? 1 : 0);
       spec.sampling.seed = static_cast<uint64_t>(s.integer("seed", 0));
       if (spec.sampling.random != s.has("trials"))
-        throw Error(s.path() + ": random sampling needs \"trials\" (how many points), grid "
-                    "sampling takes none");
+        throw Error(s.path() + ": random sampling needs \"trials\" (how many points), " + method +
+                    " sampling takes none");
+      if (spec.sampling.adaptive) {
+        const auto b = s.object("budget");
+        spec.sampling.budget = {b.integer("trials", 0), b.integer("epochs", 0), b.number("minutes", 0)};
+        b.finish();
+        const auto& budget = spec.sampling.budget;
+        if (budget.trials == 0 && budget.epochs == 0 && budget.minutes == 0)
+          throw Error(b.path() + ": give what the sweep may spend: \"trials\" (proposed), \"epochs\" "
+                      "(recorded by all its trials) or \"minutes\" (of training), one or more");
+        spec.sampling.sampler = s.choice("sampler", spec.sampling.sampler, propose::proposer_methods());
+        spec.sampling.initial = s.integer("initial", 0);
+      } else {
+        for (const char* key : {"budget", "sampler", "initial"})
+          if (s.has(key))
+            throw Error(s.key_path(key) + ": only read with \"method\": \"adaptive\" (drop it, or sample adaptively)");
+      }
       s.finish();
     }
 
@@ -264,10 +287,19 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
       spec.axes.push_back(axis);
     }
     if (axes.has("rank_cap")) {
-      Axis axis = list_axis(axes, "rank_cap");
-      for (int64_t cap : axes.integers("rank_cap", 1))
-        axis.choices.push_back({{{kRankCapLabel, cap}}, nlohmann::json::object()});
-      spec.axes.push_back(axis);
+      if (is_range(axes.value("rank_cap"))) {
+        // The cap is applied after the shape (make_trial), so the range labels and patches nothing.
+        Axis axis = number_axis(axes, "rank_cap", kRankCapLabel, "", 1, INFINITY);
+        axis.range->integer = true;
+        if (axis.range->min != std::floor(axis.range->min) || axis.range->max != std::floor(axis.range->max))
+          throw Error(axes.key_path("rank_cap") + ": rank caps are whole numbers (fix min and max)");
+        spec.axes.push_back(axis);
+      } else {
+        Axis axis = list_axis(axes, "rank_cap");
+        for (int64_t cap : axes.integers("rank_cap", 1))
+          axis.choices.push_back({{{kRankCapLabel, cap}}, nlohmann::json::object()});
+        spec.axes.push_back(axis);
+      }
     }
     if (axes.has("contraction")) {
       Axis axis = list_axis(axes, "contraction");
@@ -292,9 +324,14 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
       target_axes(axes, spec.axes);
     }
     axes.finish();
+    if (spec.sampling.adaptive && spec.axes[0].choices.size() != 1)
+      throw Error("axes.seeds: adaptive sampling proposes one trial at a time, under one seed (give "
+                  "one seed; repeat the study under another name for more)");
+    if (spec.sampling.adaptive && spec.axes.size() < 2)
+      throw Error("axes: adaptive sampling needs an axis to search (a range or a list besides the seed)");
     for (const auto& axis : spec.axes)
-      if (axis.range && !spec.sampling.random)
-        throw Error("axes." + axis.name + ": a range needs random sampling (set \"sampling\": "
+      if (axis.range && !spec.sampling.random && !spec.sampling.adaptive)
+        throw Error("axes." + axis.name + ": a range needs random or adaptive sampling (set \"sampling\": "
                     "{\"method\": \"random\", \"trials\": N}) or list the values");
 
     if (r.has("baselines")) {

@@ -2,7 +2,8 @@
 // A sweep spec (JSON in experiments/): a base experiment and the axes a study varies. Every axis
 // is a list of choices; each choice labels the trial ("point") and patches the experiment JSON
 // at dotted paths. Grid sampling takes every combination, random sampling draws points with a
-// seeded generator (numeric axes may then be ranges).
+// seeded generator, adaptive sampling proposes each point from the trials so far (adaptive.h);
+// with either, numeric axes may be ranges.
 #include "search/sweep/pruning.h"
 
 #include <nlohmann/json.hpp>
@@ -19,10 +20,12 @@ struct Choice {
   nlohmann::json patch;  // dotted path -> value, e.g. {"training.early_stage.gamma": 0.01}
 };
 
-// A numeric range for random sampling: uniform, or log-uniform.
+// A numeric range for random or adaptive sampling: uniform, or log-uniform; whole numbers only
+// when `integer`.
 struct Range {
   double min = 0, max = 0;
   bool log = false;
+  bool integer = false;
 };
 
 struct Axis {
@@ -34,10 +37,22 @@ struct Axis {
   nlohmann::json also;          // patched whatever the choice (null values delete keys)
 };
 
+// What an adaptive sweep may spend before it stops proposing (0: no limit of that kind; at
+// least one is set): trials proposed, epochs recorded by all the study's trials, minutes of
+// training they recorded.
+struct Budget {
+  int64_t trials = 0, epochs = 0;
+  double minutes = 0;
+};
+
 struct Sampling {
   bool random = false;
+  bool adaptive = false;
   int64_t trials = 0;  // random: points drawn (distinct), before the seeds multiply them
   uint64_t seed = 0;
+  Budget budget;                   // adaptive
+  std::string sampler = "gp-ehvi";  // adaptive: search/propose/proposer.h's method
+  int64_t initial = 0;             // adaptive: space-filling points first (0: the sampler's default)
 };
 
 // What a trial measures: a training run (the default), or the time and peak memory of single

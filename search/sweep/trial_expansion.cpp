@@ -17,7 +17,7 @@ namespace comera::sweep {
 
 namespace {
 
-using Point = std::vector<const Choice*>;  // one choice per axis, in axis order
+using Point = std::vector<const Choice*>;  // one choice per axis, in axis order; null: the axis is left out
 
 // Uniform in [0, 1) from 53 random bits (the same on every standard library).
 double unit(Rng& rng) { return static_cast<double>(rng.below(uint64_t{1} << 53)) * 0x1p-53; }
@@ -33,12 +33,27 @@ Choice sample(const Axis& axis, Rng& rng) {
   if (!axis.range) return axis.choices[rng.below(axis.choices.size())];
   const Range& r = *axis.range;
   const double u = unit(rng);
-  const double x = round4(r.log ? std::exp(std::log(r.min) + u * (std::log(r.max) - std::log(r.min)))
-                                 : r.min + u * (r.max - r.min));
-  return {{{axis.label, x}}, {{axis.path, x}}};
+  return range_choice(axis, r.log ? std::exp(std::log(r.min) + u * (std::log(r.max) - std::log(r.min)))
+                                  : r.min + u * (r.max - r.min));
 }
 
 bool is_target(const Axis& axis) { return axis.name.rfind("targets", 0) == 0; }
+
+// The objectives every trial must record: one that cannot would fail at its end, after all its work.
+void check_trial(const SweepSpec& spec, const nlohmann::json& trial) {
+  ExperimentConfig e;
+  try {
+    e = parse_experiment(trial["experiment"]);
+  } catch (const Error& error) {
+    throw Error("sweep " + spec.name + ", trial " + trial["point"].dump() + ": " + error.what());
+  }
+  const auto recorded = recorded_objectives(e, trial.contains("step"));
+  for (const auto& objective : store::parse_objectives(spec.objectives))
+    if (const auto why = unrecorded_reason(recorded, objective.name); !why.empty())
+      throw Error("sweep " + spec.name + ": objectives: '" + objective.name + "' is not recorded by its " +
+                  trial["kind"].get<std::string>() + " trials (" + why +
+                  "): choose objectives every trial records, or leave those trials out");
+}
 
 enum class Kind { Dense, Early, Point };
 
@@ -47,7 +62,7 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
   nlohmann::json experiment = spec.base, label = nlohmann::json::object();
   for (size_t i = 0; i < spec.axes.size(); ++i) {
     const Axis& axis = spec.axes[i];
-    if ((kind == Kind::Dense && !axis.dense_too) || (kind == Kind::Early && is_target(axis)))
+    if (!point[i] || (kind == Kind::Dense && !axis.dense_too) || (kind == Kind::Early && is_target(axis)))
       continue;
     for (const auto& [path, value] : axis.also.items()) set_path(experiment, path, value);
     for (const auto& [path, value] : point[i]->patch.items()) set_path(experiment, path, value);
@@ -116,38 +131,54 @@ std::vector<Point> random_points(const SweepSpec& spec, std::vector<std::vector<
   return points;
 }
 
+// Adaptive sweeps: the baselines take the base as it is (the seed aside); points come later.
+std::vector<Point> seed_only(const SweepSpec& spec) {
+  Point p(spec.axes.size(), nullptr);
+  p[0] = &spec.axes[0].choices[0];
+  return {p};
+}
+
 }  // namespace
+
+Choice range_choice(const Axis& axis, double x) {
+  const nlohmann::json value = axis.range && axis.range->integer ? nlohmann::json(static_cast<int64_t>(std::llround(x)))
+                                                                 : nlohmann::json(round4(x));
+  Choice c{{{axis.label, value}}, nlohmann::json::object()};
+  if (!axis.path.empty()) c.patch[axis.path] = value;
+  return c;
+}
 
 std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
   std::vector<std::vector<Choice>> draws;
-  const auto points = spec.sampling.random ? random_points(spec, draws) : grid(spec);
+  const auto points = spec.sampling.adaptive ? seed_only(spec)
+                      : spec.sampling.random ? random_points(spec, draws)
+                                             : grid(spec);
   std::vector<nlohmann::json> trials;
   std::set<std::string> seen;
-  const auto objectives = store::parse_objectives(spec.objectives);
   auto add = [&](const Point& p, Kind kind) {
     auto trial = make_trial(spec, p, kind);
     if (!seen.insert(trial.dump()).second) return;
-    ExperimentConfig e;
-    try {
-      e = parse_experiment(trial["experiment"]);
-    } catch (const Error& error) {
-      throw Error("sweep " + spec.name + ", trial " + trial["point"].dump() + ": " + error.what());
-    }
-    // A trial that cannot record an objective would fail at its end, after all its work.
-    const auto recorded = recorded_objectives(e, trial.contains("step"));
-    for (const auto& objective : objectives)
-      if (const auto why = unrecorded_reason(recorded, objective.name); !why.empty())
-        throw Error("sweep " + spec.name + ": objectives: '" + objective.name + "' is not recorded by its " +
-                    trial["kind"].get<std::string>() + " trials (" + why +
-                    "): choose objectives every trial records, or leave those trials out");
+    check_trial(spec, trial);
     trials.push_back(std::move(trial));
   };
   if (spec.dense_baseline)
     for (const auto& p : points) add(p, Kind::Dense);
   if (spec.early_baseline)
     for (const auto& p : points) add(p, Kind::Early);
-  for (const auto& p : points) add(p, Kind::Point);
+  if (!spec.sampling.adaptive)
+    for (const auto& p : points) add(p, Kind::Point);
   return trials;
+}
+
+nlohmann::json point_trial(const SweepSpec& spec, const std::vector<Choice>& choices) {
+  if (choices.size() + 1 != spec.axes.size())
+    throw Error("point_trial: " + std::to_string(choices.size()) + " choices for " +
+                std::to_string(spec.axes.size() - 1) + " axes");
+  Point p = {&spec.axes[0].choices[0]};
+  for (const auto& c : choices) p.push_back(&c);
+  auto trial = make_trial(spec, p, Kind::Point);
+  check_trial(spec, trial);
+  return trial;
 }
 
 }  // namespace comera::sweep

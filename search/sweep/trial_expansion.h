@@ -19,6 +19,16 @@ namespace comera::sweep {
 // Order: dense baselines, early-stage baselines, then the points (grid order with the first axis
 // outermost and the targets innermost, or the random draws), each list without repeats. Every
 // experiment is validated; an invalid one throws comera::Error naming its point.
+// An adaptive sweep expands to its baselines only (the base as it is, under its one seed); its
+// points come one at a time from point_trial.
 std::vector<nlohmann::json> expand_trials(const SweepSpec& spec);
+
+// The trial of one point: a choice for each axis after the seeds (an adaptive proposal), under
+// the spec's first seed; validated as expand_trials does.
+nlohmann::json point_trial(const SweepSpec& spec, const std::vector<Choice>& choices);
+
+// A range axis's value as a choice: rounded to 4 significant digits (whole for an integer range),
+// labelled, and patched at the axis's path when it has one.
+Choice range_choice(const Axis& axis, double x);
 
 }  // namespace comera::sweep

@@ -1,0 +1,217 @@
+#include "search/sweep/adaptive.h"
+
+#include "core/util/error.h"
+#include "core/util/format.h"
+#include "search/store/canonical_json.h"
+#include "search/store/decisions.h"
+#include "search/store/objectives.h"
+#include "search/store/trial_queue.h"
+#include "search/store/trials.h"
+#include "search/sweep/trial_expansion.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <algorithm>
+#include <cmath>
+#include <limits>
+
+namespace comera::sweep {
+
+namespace {
+
+const double kNaN = std::numeric_limits<double>::quiet_NaN();
+
+bool has_labels(const nlohmann::json& point, const nlohmann::json& label) {
+  if (label.empty()) return false;
+  for (const auto& [key, value] : label.items())
+    if (!point.contains(key) || point[key] != value) return false;
+  return true;
+}
+
+// The proposer's objective space: every objective minimised, and in log where its values are
+// all positive and span a decade or more (sizes from dense to 100x: a front in log size is
+// spread evenly over the decades, as SEARCH.md advises for hypervolumes).
+struct ObjectiveScale {
+  bool negate = false, log = false;
+  double to(double v) const {
+    const double x = log ? std::log(v) : v;
+    return negate ? -x : x;
+  }
+  double from(double v) const {
+    const double x = negate ? -v : v;
+    return log ? std::exp(x) : x;
+  }
+};
+
+std::vector<ObjectiveScale> scales(const std::vector<store::Objective>& objectives,
+                                   const std::vector<pareto::Point>& ys) {
+  std::vector<ObjectiveScale> out;
+  for (size_t k = 0; k < objectives.size(); ++k) {
+    double lo = INFINITY, hi = -INFINITY;
+    bool positive = true;
+    for (const auto& y : ys) {
+      if (std::isnan(y[k])) continue;
+      positive = positive && y[k] > 0;
+      lo = std::min(lo, y[k]), hi = std::max(hi, y[k]);
+    }
+    out.push_back({!objectives[k].minimize, positive && lo < hi && hi >= 10 * lo});
+  }
+  return out;
+}
+
+int64_t count(store::ResultsDb& db, const std::string& sql, const std::string& study) {
+  SQLite::Statement q(db.sql(), sql);
+  q.bind(1, study);
+  q.executeStep();
+  return q.getColumn(0).getInt64();
+}
+
+}  // namespace
+
+propose::Space search_space(const SweepSpec& spec) {
+  propose::Space space;
+  for (size_t i = 1; i < spec.axes.size(); ++i) {
+    const Axis& axis = spec.axes[i];
+    propose::SpaceAxis a;
+    a.name = axis.name;
+    if (axis.range) {
+      a.kind = axis.range->integer ? propose::AxisKind::Integer : propose::AxisKind::Real;
+      a.min = axis.range->min, a.max = axis.range->max, a.log = axis.range->log;
+    } else {
+      a.kind = propose::AxisKind::Choice;
+      a.choices = static_cast<int64_t>(axis.choices.size());
+    }
+    space.push_back(a);
+  }
+  return space;
+}
+
+std::optional<propose::Values> point_values(const SweepSpec& spec, const nlohmann::json& config) {
+  const auto point = config.value("point", nlohmann::json::object());
+  propose::Values values;
+  for (size_t i = 1; i < spec.axes.size(); ++i) {
+    const Axis& axis = spec.axes[i];
+    if (axis.range) {
+      if (!point.contains(axis.label) || !point[axis.label].is_number()) return std::nullopt;
+      const double v = point[axis.label].get<double>();
+      if (v < axis.range->min || v > axis.range->max) return std::nullopt;
+      values.push_back(v);
+      continue;
+    }
+    const auto it = std::find_if(axis.choices.begin(), axis.choices.end(),
+                                 [&](const Choice& c) { return has_labels(point, c.label); });
+    if (it == axis.choices.end()) return std::nullopt;
+    values.push_back(static_cast<double>(it - axis.choices.begin()));
+  }
+  return values;
+}
+
+Spent spent(store::ResultsDb& db, const std::string& study) {
+  const char* from = " FROM trials t JOIN studies s ON s.id = t.study_id";
+  Spent s;
+  s.trials = count(db, std::string("SELECT COUNT(*) FROM decisions d JOIN trials t ON t.id = d.trial_id "
+                                   "JOIN studies s ON s.id = t.study_id WHERE s.name = ? AND d.kind = 'proposed'"),
+                   study);
+  s.epochs = count(db, std::string("SELECT COUNT(*) FROM epochs e JOIN trials t ON t.id = e.trial_id "
+                                   "JOIN studies s ON s.id = t.study_id WHERE s.name = ?"),
+                   study);
+  SQLite::Statement q(db.sql(), std::string("SELECT COALESCE(SUM(last), 0) FROM (SELECT MAX(m.value) AS last") +
+                                    from + " JOIN epoch_metrics m ON m.trial_id = t.id WHERE s.name = ? AND "
+                                    "m.name = 'elapsed_s' GROUP BY t.id)");
+  q.bind(1, study);
+  q.executeStep();
+  s.minutes = q.getColumn(0).getDouble() / 60;
+  return s;
+}
+
+std::string budget_spent(const Budget& b, const Spent& s) {
+  if (b.trials > 0 && s.trials >= b.trials)
+    return std::to_string(s.trials) + " trials proposed, the budget's " + std::to_string(b.trials);
+  if (b.epochs > 0 && s.epochs >= b.epochs)
+    return std::to_string(s.epochs) + " epochs recorded, the budget's " + std::to_string(b.epochs);
+  if (b.minutes > 0 && s.minutes >= b.minutes)
+    return number_text(s.minutes) + " minutes of training recorded, the budget's " + number_text(b.minutes);
+  return "";
+}
+
+ProposeOutcome propose_next(store::ResultsDb& db, const store::Study& study, const SweepSpec& spec) {
+  return db.write([&]() -> ProposeOutcome {
+    if (const auto why = budget_spent(spec.sampling.budget, spent(db, study.name)); !why.empty())
+      return {std::nullopt, "budget spent: " + why};
+    const auto objectives = store::parse_objectives(spec.objectives);
+    const auto trials = store::list_trials(db, study.name);
+    std::vector<propose::Observation> done;
+    std::vector<int64_t> numbers;
+    std::vector<propose::Values> pending;
+    for (const auto& t : trials) {
+      auto x = point_values(spec, t.config);
+      if (!x) continue;
+      switch (t.state) {
+        case store::TrialState::Complete: {
+          const auto recorded = store::read_objectives(db.sql(), t.id);
+          pareto::Point y;
+          for (const auto& o : objectives) {
+            const auto it = recorded.find(o.name);
+            y.push_back(it == recorded.end() ? kNaN : it->second);
+          }
+          done.push_back({*x, y, "trial " + std::to_string(t.number)});
+          break;
+        }
+        // Nothing to learn from but where not to go (a pruned trial was dominated early).
+        case store::TrialState::Failed:
+        case store::TrialState::Diverged:
+        case store::TrialState::Pruned:
+          done.push_back({*x, pareto::Point(objectives.size(), kNaN), "trial " + std::to_string(t.number)});
+          break;
+        default:  // queued, running, killed (to be resumed): someone's point already
+          pending.push_back(*x);
+      }
+    }
+    std::vector<pareto::Point> ys;
+    for (const auto& o : done) ys.push_back(o.y);
+    const auto scale = scales(objectives, ys);
+    for (auto& o : done)
+      for (size_t k = 0; k < o.y.size(); ++k)
+        if (!std::isnan(o.y[k])) o.y[k] = scale[k].to(o.y[k]);
+
+    propose::ProposerOptions options;
+    options.method = spec.sampling.sampler;
+    options.seed = spec.sampling.seed;
+    options.initial = spec.sampling.initial;
+    const auto p = propose::propose(search_space(spec), done, pending, options);
+
+    std::vector<Choice> choices;
+    for (size_t i = 1; i < spec.axes.size(); ++i) {
+      const Axis& axis = spec.axes[i];
+      const double x = p.x[i - 1];
+      choices.push_back(axis.range ? range_choice(axis, x) : axis.choices.at(static_cast<size_t>(std::llround(x))));
+    }
+    const auto config = point_trial(spec, choices);
+    const auto hash = store::config_hash(config);
+    for (const auto& t : trials)
+      if (t.config_hash == hash)
+        return {std::nullopt, "the proposal " + config["point"].dump() + " repeats trial " + std::to_string(t.number) +
+                                  " (the space has no untried point the sampler prefers): no more proposals"};
+    const int64_t id = store::enqueue_trials(db, study, {config}).at(0);
+    nlohmann::json predicted = nlohmann::json::object();
+    for (size_t k = 0; k < p.predicted.size(); ++k) predicted[objectives[k].name] = scale[k].from(p.predicted[k]);
+    nlohmann::json between = nlohmann::json::array();
+    for (size_t b : p.between) between.push_back(done.at(b).name);
+    store::Decision d;
+    d.kind = store::DecisionKind::Proposed;
+    d.detail = {{"reason", p.method + ": " + p.reason},
+                {"method", p.method},
+                {"expected_gain", p.expected_gain},
+                {"predicted", predicted},
+                {"between", between},
+                {"point", config["point"]},
+                {"history", {{"observed", done.size()}, {"pending", pending.size()}}}};
+    store::write_decision(db.sql(), id, d);
+    const auto number = store::load_trial(db, id)->number;
+    return {id, "proposed trial " + std::to_string(number) + " " + config["point"].dump() + ": " +
+                    d.detail["reason"].get<std::string>()};
+  });
+}
+
+}  // namespace comera::sweep

@@ -1,0 +1,204 @@
+// Adaptive sweeps on tiny trials: the search space read from a spec and a trial's point read back
+// from its labels; proposals recorded with their reasons until the budget (in trials or epochs)
+// is spent; an interrupted sweep proposes what the uninterrupted one did (compared with a second
+// database run straight through); two processes on one database propose distinct trials. Checks
+// read the database through plain SQL.
+#include "core/util/error.h"
+#include "search/sweep/adaptive.h"
+#include "search/sweep/sweep_runner.h"
+#include "search/sweep/trial_expansion.h"
+#include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
+#include "tests/support/tiny_sweep.h"
+
+#include <SQLiteCpp/Column.h>
+#include <SQLiteCpp/Database.h>
+#include <SQLiteCpp/Statement.h>
+
+#include <fstream>
+#include <set>
+
+using namespace comera;
+using namespace comera::sweep;
+using Catch::Matchers::Contains;
+using comera::testing::TempDir;
+using nlohmann::json;
+
+namespace {
+
+// Targets as ranges and an integer rank cap, sampled adaptively.
+json adaptive_spec(json budget, int epochs = 2, int64_t initial = 2) {
+  json j = comera::testing::tiny_sweep(epochs);
+  j.erase("baselines");
+  j["axes"] = {{"targets", {{"loss", {{"min", 0.5}, {"max", 1.5}}}, {"size_ratio", {{"min", 0.1}, {"max", 1.0}, {"log", true}}}}},
+               {"rank_cap", {{"min", 1}, {"max", 2}}}};
+  j["sampling"] = {{"method", "adaptive"}, {"budget", budget}, {"seed", 7}, {"initial", initial}};
+  return j;
+}
+
+struct Proposed {
+  int64_t number;
+  std::string state, point, method, reason;
+};
+
+std::vector<Proposed> proposals(const std::string& path) {
+  SQLite::Database db(path, SQLite::OPEN_READONLY, 5000);
+  SQLite::Statement q(db, "SELECT t.number, t.state, json_extract(t.config, '$.point'), "
+                          "json_extract(d.detail, '$.method'), json_extract(d.detail, '$.reason') "
+                          "FROM trials t JOIN decisions d ON d.trial_id = t.id AND d.kind = 'proposed' "
+                          "ORDER BY t.number");
+  std::vector<Proposed> out;
+  while (q.executeStep())
+    out.push_back({q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getString(),
+                   q.getColumn(3).getString(), q.getColumn(4).getString()});
+  return out;
+}
+
+SweepOptions quiet(const std::string& db) {
+  SweepOptions o;
+  o.db_path = db;
+  return o;
+}
+
+}  // namespace
+
+TEST_CASE("an adaptive spec's space, and a point's trial read back into the space", "[adaptive]") {
+  const auto spec = parse_sweep_spec(adaptive_spec({{"trials", 4}}));
+  const auto space = search_space(spec);
+  REQUIRE(space.size() == 3);
+  CHECK(space[0].name == "rank_cap");
+  CHECK(space[0].kind == propose::AxisKind::Integer);
+  CHECK(space[1].name == "targets.loss");
+  CHECK(space[1].kind == propose::AxisKind::Real);
+  CHECK(space[2].log);
+  // Adaptive sweeps expand to their baselines only (none here).
+  CHECK(expand_trials(spec).empty());
+  std::vector<Choice> choices;
+  const std::vector<double> x = {1.6, 0.987654, 0.3};
+  for (size_t i = 0; i < x.size(); ++i) choices.push_back(range_choice(spec.axes[i + 1], x[i]));
+  const auto trial = point_trial(spec, choices);
+  CHECK(trial["point"]["rank_cap"] == 2);  // rounded to a whole cap
+  CHECK(trial["point"]["loss_target"] == 0.9877);
+  CHECK(trial["experiment"]["training"]["late_stage"]["loss_target"] == 0.9877);
+  CHECK(trial["experiment"]["training"]["late_stage"]["size_ratio"] == 0.3);
+  const auto back = point_values(spec, trial);
+  REQUIRE(back);
+  CHECK(*back == propose::Values{2, 0.9877, 0.3});
+  // A trial without the labels is no point of the space.
+  CHECK_FALSE(point_values(spec, json{{"point", {{"seed", 1}}}}));
+}
+
+TEST_CASE("adaptive sampling specs: what they need and what they refuse", "[adaptive]") {
+  auto with_sampling = [](json sampling) {
+    json j = adaptive_spec({{"trials", 2}});
+    j["sampling"] = sampling;
+    return j;
+  };
+  CHECK_THROWS_WITH(parse_sweep_spec(with_sampling({{"method", "adaptive"}})), Contains("sampling.budget"));
+  CHECK_THROWS_WITH(parse_sweep_spec(with_sampling({{"method", "adaptive"}, {"budget", json::object()}})),
+                    Contains("give what the sweep may spend"));
+  CHECK_THROWS_WITH(parse_sweep_spec(with_sampling({{"method", "adaptive"}, {"budget", {{"trials", 2}}}, {"sampler", "bayes"}})),
+                    Contains("sampling.sampler") && Contains("gp-ehvi"));
+  CHECK_THROWS_WITH(parse_sweep_spec(with_sampling({{"method", "adaptive"}, {"budget", {{"trials", 2}}}, {"trials", 5}})),
+                    Contains("adaptive sampling takes none"));
+  CHECK_THROWS_WITH(parse_sweep_spec(with_sampling({{"method", "grid"}, {"budget", {{"trials", 2}}}})),
+                    Contains("sampling.budget") && Contains("only read with"));
+  json seeds = adaptive_spec({{"trials", 2}});
+  seeds["axes"]["seeds"] = {1, 2};
+  CHECK_THROWS_WITH(parse_sweep_spec(seeds), Contains("axes.seeds") && Contains("one seed"));
+  json grid = adaptive_spec({{"trials", 2}});
+  grid.erase("sampling");
+  CHECK_THROWS_WITH(parse_sweep_spec(grid), Contains("a range needs random or adaptive sampling"));
+  json fractional = adaptive_spec({{"trials", 2}});
+  fractional["axes"]["rank_cap"] = {{"min", 1.5}, {"max", 4}};
+  CHECK_THROWS_WITH(parse_sweep_spec(fractional), Contains("rank_cap") && Contains("whole"));
+  TempDir dir;
+  auto sharded = quiet(dir.file("s.db"));
+  sharded.shard = {1, 2};
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(adaptive_spec({{"trials", 2}})), sharded), Contains("--shard 1/2"));
+}
+
+TEST_CASE("an adaptive sweep proposes, records why and runs trials until its budget is spent, and an "
+          "interrupted one proposes what the uninterrupted one did", "[adaptive]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(adaptive_spec({{"trials", 4}}));
+  const std::string straight = dir.file("straight.db");
+  std::vector<std::string> said;
+  auto options = quiet(straight);
+  options.on_message = [&said](const std::string& m) { said.push_back(m); };
+  const auto report = run_sweep(spec, options);
+  CHECK(report.ran == 4);
+  CHECK(describe_states(report) == "4 trials: 4 complete");
+  const auto p = proposals(straight);
+  REQUIRE(p.size() == 4);
+  std::set<std::string> points;
+  for (size_t i = 0; i < p.size(); ++i) {
+    CHECK(p[i].number == static_cast<int64_t>(i + 1));
+    CHECK(p[i].state == "complete");
+    points.insert(p[i].point);
+  }
+  CHECK(points.size() == 4);
+  // The initial design, then the model.
+  CHECK(p[0].method == "random");
+  CHECK_THAT(p[0].reason, Contains("initial Latin hypercube design, 1 of 2"));
+  CHECK(p[2].method == "gp-ehvi");
+  CHECK_THAT(p[2].reason, Contains("expected HV gain") && Contains("trial "));
+  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& m) {
+    return m.find("budget spent: 4 trials proposed, the budget's 4") != std::string::npos;
+  }));
+  // Run again: the budget is spent, nothing more is proposed.
+  options.on_message = nullptr;
+  CHECK(run_sweep(spec, options).ran == 0);
+  CHECK(proposals(straight).size() == 4);
+
+  // The same sweep stopped after each trial and run again each time proposes the same points.
+  const std::string stopped = dir.file("stopped.db");
+  auto step = quiet(stopped);
+  step.max_trials = 1;
+  for (int i = 0; i < 6; ++i) run_sweep(spec, step);
+  const auto q = proposals(stopped);
+  REQUIRE(q.size() == 4);
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(q[i].point == p[i].point);
+    CHECK(q[i].reason == p[i].reason);
+  }
+}
+
+TEST_CASE("an epoch budget counts every trial's recorded epochs", "[adaptive]") {
+  TempDir dir;
+  // Two epochs a trial: after two trials 4 < 5 epochs, so a third is proposed; then 6 >= 5.
+  const auto spec = parse_sweep_spec(adaptive_spec({{"epochs", 5}}));
+  const auto report = run_sweep(spec, quiet(dir.file("e.db")));
+  CHECK(report.ran == 3);
+  auto db = store::ResultsDb::open(dir.file("e.db"), store::ResultsDb::Mode::ReadOnly);
+  const auto s = spent(db, spec.name);
+  CHECK(s.trials == 3);
+  CHECK(s.epochs == 6);
+  CHECK(s.minutes > 0);
+  CHECK(budget_spent(spec.sampling.budget, s) == "6 epochs recorded, the budget's 5");
+  CHECK(budget_spent({0, 0, 1e6}, s).empty());
+}
+
+TEST_CASE("two comera sweep processes on one database propose distinct trials, each run once",
+          "[adaptive][cli]") {
+  TempDir dir;
+  const std::string spec = dir.file("adaptive.json");
+  std::ofstream(spec) << adaptive_spec({{"trials", 6}}, 2, 3).dump(2);
+  const std::string db = dir.file("a.db");
+  const std::vector<std::string> args = {"sweep", spec, "--db", db, "--quiet", "--no-front"};
+  const pid_t a = comera::testing::spawn_cli(args, dir.file("a.log"));
+  const pid_t b = comera::testing::spawn_cli(args, dir.file("b.log"));
+  CHECK(comera::testing::wait_cli(a) == 0);
+  CHECK(comera::testing::wait_cli(b) == 0);
+  const auto p = proposals(db);
+  REQUIRE(p.size() == 6);
+  std::set<std::string> points;
+  for (const auto& t : p) {
+    CHECK(t.state == "complete");
+    points.insert(t.point);
+  }
+  CHECK(points.size() == 6);
+  SQLite::Database check(db, SQLite::OPEN_READONLY);
+  CHECK(check.execAndGet("SELECT MAX(attempts) FROM trials").getInt() == 1);
+}
