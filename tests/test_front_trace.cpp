@@ -1,0 +1,105 @@
+// How a front grew, on a hand-made study: trials end in a known order with known epochs, training
+// times and objectives, and the trace's cumulative compute and hypervolumes (log10 size against
+// accuracy) are compared with values worked out by hand; `comera bench fronts` over two such
+// databases names the compute that reached the target method's hypervolume.
+#include "core/util/error.h"
+#include "search/pareto/front_trace.h"
+#include "search/store/epoch_metrics.h"
+#include "search/store/trial_queue.h"
+#include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
+#include "tests/support/temp_dir.h"
+
+#include <nlohmann/json.hpp>
+
+using namespace comera;
+using Catch::Matchers::Contains;
+using comera::testing::TempDir;
+
+namespace {
+
+struct Planned {
+  store::TrialState state;
+  int epochs;
+  double seconds;  // elapsed_s at the last epoch
+  double size, accuracy;
+};
+
+// One study, trials ending in the order given.
+void make_study(const std::string& path, const std::vector<Planned>& trials) {
+  auto db = store::ResultsDb::open(path);
+  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object(), "size:min,accuracy:max");
+  Environment env;
+  env.device = "test-cpu";
+  for (size_t i = 0; i < trials.size(); ++i) {
+    const auto& p = trials[i];
+    store::enqueue_trials(db, study, {{{"point", {{"i", i}}}}});
+    const auto t = store::claim_next_trial(db, study.id, "w", env);
+    REQUIRE(t);
+    for (int e = 0; e < p.epochs; ++e) {
+      store::EpochRecord r;
+      r.epoch = e;
+      r.stage = "early";
+      r.metrics = {{"elapsed_s", p.seconds * (e + 1) / p.epochs}, {"size", p.size}, {"accuracy", p.accuracy}};
+      store::record_epoch(db, t->id, r);
+    }
+    store::finish_trial(db, t->id, "w", p.state, {{"size", p.size}, {"accuracy", p.accuracy}});
+  }
+}
+
+pareto::TraceOptions log_size() {
+  return {{{"size", true}, {"accuracy", false}}, {true, false}, {1000, 0}};
+}
+
+}  // namespace
+
+TEST_CASE("the front trace adds each ended trial's compute and the complete trials' hypervolume", "[front_trace]") {
+  TempDir dir;
+  make_study(dir.file("a.db"), {{store::TrialState::Complete, 2, 30, 100, 0.5},
+                                {store::TrialState::Pruned, 1, 12, 50, 0.1},
+                                {store::TrialState::Complete, 2, 60, 10, 0.4},
+                                {store::TrialState::Complete, 2, 30, 100, 0.3}});
+  auto db = store::ResultsDb::open(dir.file("a.db"), store::ResultsDb::Mode::ReadOnly);
+  const auto steps = pareto::front_trace(db, "s", log_size());
+  REQUIRE(steps.size() == 4);
+  // (3 - 2) x 0.5, then nothing from the pruned trial, then (2 - 1) x 0.4 more, then a dominated one.
+  const std::vector<double> hv = {0.5, 0.5, 0.9, 0.9};
+  const std::vector<int64_t> epochs = {2, 3, 5, 7};
+  const std::vector<double> minutes = {0.5, 0.7, 1.7, 2.2};
+  for (size_t i = 0; i < 4; ++i) {
+    CHECK(steps[i].trial == static_cast<int64_t>(i + 1));
+    CHECK(steps[i].hypervolume == Approx(hv[i]));
+    CHECK(steps[i].epochs == epochs[i]);
+    CHECK(steps[i].minutes == Approx(minutes[i]));
+  }
+  CHECK(steps[1].state == "pruned");
+  auto bad = log_size();
+  bad.reference = {1000};
+  CHECK_THROWS_AS(pareto::front_trace(db, "s", bad), Error);
+}
+
+TEST_CASE("comera bench fronts names the compute that reached the target's hypervolume", "[front_trace][cli]") {
+  TempDir dir;
+  // The grid reaches 0.9 after 7 trial-epochs; the other run after 4.
+  make_study(dir.file("grid.db"), {{store::TrialState::Complete, 2, 30, 100, 0.5},
+                                   {store::TrialState::Complete, 3, 30, 100, 0.3},
+                                   {store::TrialState::Complete, 2, 60, 10, 0.4}});
+  make_study(dir.file("adaptive-0.db"), {{store::TrialState::Complete, 2, 30, 10, 0.4},
+                                         {store::TrialState::Complete, 2, 30, 100, 0.5},
+                                         {store::TrialState::Complete, 2, 30, 1, 0.1}});
+  const auto out = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " " + dir.file("adaptive-0.db") +
+                                            " --log size --ref 1000,0 --json");
+  REQUIRE(out.status == 0);
+  const auto j = nlohmann::json::parse(out.output);
+  CHECK(j["target"]["hypervolume"].get<double>() == Approx(0.9));
+  REQUIRE(j["groups"].size() == 2);
+  CHECK(j["groups"][0]["method"] == "adaptive");
+  CHECK(j["groups"][0]["epochs_to_target"].get<double>() == 4);
+  CHECK(j["groups"][0]["hypervolume"]["mean"].get<double>() == Approx(0.9 + 1 * 0.1));
+  CHECK(j["groups"][1]["epochs_to_target"].get<double>() == 7);
+  const auto text = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --log size --ref 1000,0");
+  CHECK_THAT(text.output, Contains("target: grid's mean final hypervolume, 0.9"));
+  CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db")).output, Contains("--ref"));
+  CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --ref 1,0 --target lte").output,
+             Contains("--target lte"));
+}
