@@ -1,9 +1,11 @@
 // Adaptive sweeps on tiny trials: the search space read from a spec and a trial's point read back
 // from its labels; proposals recorded with their reasons until the budget (in trials or epochs)
 // is spent; an interrupted sweep proposes what the uninterrupted one did (compared with a second
-// database run straight through); two processes on one database propose distinct trials. Checks
-// read the database through plain SQL.
+// database run straight through); two processes on one database propose distinct trials; rounds
+// across hosts through scripts/slurm_sweep.sh. Checks read the database through plain SQL.
 #include "core/util/error.h"
+#include "core/util/process.h"
+#include "core/util/source_dir.h"
 #include "search/sweep/adaptive.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/trial_expansion.h"
@@ -114,9 +116,13 @@ TEST_CASE("adaptive sampling specs: what they need and what they refuse", "[adap
   fractional["axes"]["rank_cap"] = {{"min", 1.5}, {"max", 4}};
   CHECK_THROWS_WITH(parse_sweep_spec(fractional), Contains("rank_cap") && Contains("whole"));
   TempDir dir;
-  auto sharded = quiet(dir.file("s.db"));
-  sharded.shard = {1, 2};
-  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(adaptive_spec({{"trials", 2}})), sharded), Contains("--shard 1/2"));
+  auto propose = quiet(dir.file("s.db"));
+  propose.propose_only = 2;
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(comera::testing::tiny_sweep(2)), propose),
+                    Contains("--propose: only an adaptive sweep"));
+  propose.shard = {1, 2};
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(adaptive_spec({{"trials", 2}})), propose),
+                    Contains("propose without --shard"));
 }
 
 TEST_CASE("an adaptive sweep proposes, records why and runs trials until its budget is spent, and an "
@@ -201,4 +207,54 @@ TEST_CASE("two comera sweep processes on one database propose distinct trials, e
   CHECK(points.size() == 6);
   SQLite::Database check(db, SQLite::OPEN_READONLY);
   CHECK(check.execAndGet("SELECT MAX(attempts) FROM trials").getInt() == 1);
+}
+
+TEST_CASE("scripts/slurm_sweep.sh runs an adaptive sweep in rounds: propose, run the shards, merge, "
+          "propose from the merged results", "[adaptive][cli]") {
+  TempDir dir;
+  const std::string spec = dir.file("adaptive.json");
+  std::ofstream(spec) << adaptive_spec({{"trials", 4}}).dump(2);
+  const std::string script = comera::source_dir() + "/scripts/slurm_sweep.sh";
+  const std::string common = " " + spec + " --tasks 2 --db-dir " + dir.file("rounds");
+  auto sh = [&](const std::string& mode, const std::string& task = "") {
+    const auto out = comera::run_process(
+        {"/bin/sh", "-c", (task.empty() ? "" : "SLURM_ARRAY_TASK_ID=" + task + " ") + "COMERA=" +
+                              comera::testing::cli_path() + " " + script + " " + mode + common},
+        "slurm_sweep.sh", comera::ErrorOutput::Merge);
+    INFO(out.output);
+    REQUIRE(out.status == 0);
+    return out.output;
+  };
+  for (int round = 0; round < 2; ++round) {
+    CHECK_THAT(sh("--propose"), Contains("copied to the 2 tasks' databases"));
+    sh("--task", "0");
+    sh("--task", "1");
+    CHECK_THAT(sh("--merge"), Contains("Pareto front"));
+  }
+  const std::string merged = dir.file("rounds") + "/tiny.db";
+  const auto p = proposals(merged);
+  REQUIRE(p.size() == 4);
+  std::set<std::string> points;
+  for (const auto& t : p) {
+    CHECK(t.state == "complete");
+    points.insert(t.point);
+  }
+  CHECK(points.size() == 4);
+  // The second round proposed from the first round's two results, each seeing the other pending.
+  SQLite::Database db(merged, SQLite::OPEN_READONLY);
+  SQLite::Statement q(db, "SELECT json_extract(detail, '$.history.observed'), json_extract(detail, '$.history.pending') "
+                          "FROM decisions WHERE kind = 'proposed' ORDER BY trial_id");
+  std::vector<std::pair<int, int>> history;
+  while (q.executeStep()) history.push_back({q.getColumn(0).getInt(), q.getColumn(1).getInt()});
+  CHECK(history == std::vector<std::pair<int, int>>{{0, 0}, {0, 1}, {2, 0}, {2, 1}});
+  CHECK(p[2].method == "gp-ehvi");
+  // A grid spec has no proposals.
+  const std::string grid = dir.file("grid.json");
+  std::ofstream(grid) << comera::testing::tiny_sweep(2).dump(2);
+  const auto refused = comera::run_process(
+      {"/bin/sh", "-c", "COMERA=" + comera::testing::cli_path() + " " + script + " --propose " + grid + " --tasks 2 --db-dir " +
+                            dir.file("g")},
+      "slurm_sweep.sh", comera::ErrorOutput::Merge);
+  CHECK(refused.status != 0);
+  CHECK_THAT(refused.output, Contains("--propose needs an adaptive spec"));
 }

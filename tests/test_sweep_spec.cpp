@@ -346,8 +346,19 @@ TEST_CASE("every sweep spec in experiments/sweeps loads and expands to trials th
     if (!json.contains("axes") && !json.contains("targets")) continue;  // a base experiment
     INFO(entry.path());
     const auto spec = load_sweep_spec(entry.path().string());
-    const auto trials = expand_trials(spec);
+    auto trials = expand_trials(spec);
     CHECK(trials.size() >= 2);
+    if (spec.sampling.adaptive)
+      // Its proposals at the space's corners: every range at its minimum, then at its maximum.
+      for (const bool high : {false, true}) {
+        std::vector<Choice> choices;
+        for (size_t i = 1; i < spec.axes.size(); ++i) {
+          const auto& axis = spec.axes[i];
+          choices.push_back(axis.range ? range_choice(axis, high ? axis.range->max : axis.range->min)
+                                       : axis.choices[high ? axis.choices.size() - 1 : 0]);
+        }
+        trials.push_back(point_trial(spec, choices));
+      }
     for (const auto& t : trials) CHECK_NOTHROW(parse_experiment(t.at("experiment")));
     ++specs;
   }

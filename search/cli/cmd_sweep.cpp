@@ -68,6 +68,9 @@ int run(int argc, char** argv) {
       cxxopts::value<double>()->default_value("300"))(
       "max-trials", "Run at most this many trials, then stop (0: all)",
       cxxopts::value<int64_t>()->default_value("0"))(
+      "propose", "Adaptive sweeps in rounds across hosts: propose this many trials, run none "
+      "(shards of copies of the database then run them; scripts/slurm_sweep.sh --rounds)",
+      cxxopts::value<int64_t>()->default_value("0"))(
       "reference", "Published figures for the spec's JSON pointers",
       cxxopts::value<std::string>()->default_value(sweep::default_figures_file()))(
       "plot", "Also draw the study's Pareto front into this PNG", cxxopts::value<std::string>()->default_value(""))(
@@ -108,6 +111,8 @@ int run(int argc, char** argv) {
   so.resume_pruned = r.count("resume-pruned") > 0;
   so.stale_after_s = r["stale-after"].as<double>();
   so.max_trials = r["max-trials"].as<int64_t>();
+  so.propose_only = r["propose"].as<int64_t>();
+  if (so.propose_only < 0) throw Error("--propose " + std::to_string(so.propose_only) + ": give how many trials to propose");
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
   pause_at_from_environment(so.trials);
@@ -121,6 +126,11 @@ int run(int argc, char** argv) {
   const auto report = sweep::run_sweep(spec, so);
   std::cerr << "sweep " << report.study << ": " << sweep::describe_states(report) << "; ran "
             << report.ran << " in " << format_duration(report.seconds) << std::endl;
+  if (so.propose_only > 0) {
+    std::cerr << "proposed " << report.proposed << " trial(s): run them with --shard i/N on copies of " << so.db_path
+              << ", then merge the copies back" << std::endl;
+    return 0;
+  }
   if (stop_signal() != 0) {
     std::cerr << "stopped by signal " << stop_signal() << ": run the same command to go on" << std::endl;
     return signal_exit_code();

@@ -87,20 +87,22 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                 " s; running trials write a heartbeat every " +
                 std::to_string(kHeartbeatInterval.count()) +
                 " s, so a shorter limit declares live workers on other hosts dead");
-  if (spec.sampling.adaptive && options.shard.count > 1)
-    throw Error("--shard " + std::to_string(options.shard.index) + "/" + std::to_string(options.shard.count) +
-                ": an adaptive sweep proposes each trial from all the others, so its workers share one "
-                "database (run several `comera sweep` processes on it) rather than shards");
+  // An adaptive sweep's trials are all the study's: it adds them as it goes, except in a round
+  // across hosts, where each shard runs its share of the queued ones and proposes nothing.
+  const bool adaptive = spec.sampling.adaptive;
+  const bool round_task = adaptive && options.shard.count > 1;
+  if (options.propose_only > 0 && (!adaptive || round_task))
+    throw Error(std::string("--propose: ") + (adaptive ? "a shard runs what was proposed; propose without --shard"
+                                                       : "only an adaptive sweep (\"sampling\": {\"method\": \"adaptive\"}) proposes trials"));
   const auto configs = expand_trials(spec);
   std::vector<nlohmann::json> mine;
-  for (size_t p : shard_positions(configs.size(), options.shard)) mine.push_back(configs[p]);
+  for (size_t p : shard_positions(configs.size(), round_task ? Shard{} : options.shard)) mine.push_back(configs[p]);
 
   const auto say = [&options](const std::string& message) {
     if (options.on_message) options.on_message(message);
   };
   SweepReport report;
   report.study = spec.name;
-  report.trials = mine.size();
   auto db = store::ResultsDb::open(options.db_path);
   if (const auto old = store::find_study(db, spec.name); old && old->objectives != spec.objectives) {
     if (!store::replace_objectives(db, spec.name, spec.objectives))
@@ -116,11 +118,18 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   if (store::canonical_json(study.spec) != store::canonical_json(spec.source))
     say("note: study " + spec.name + " in " + db.path() +
         " was made from a different spec; its trials are kept and new ones added");
-  const auto ids = store::enqueue_trials(db, study, mine);
-  // An adaptive sweep's trials are all the study's: it adds them as it goes.
-  const bool adaptive = spec.sampling.adaptive;
+  auto ids = store::enqueue_trials(db, study, mine);
+  if (round_task) {
+    std::vector<int64_t> queued_ids;
+    for (const auto& t : store::list_trials(db, spec.name))
+      if (t.state == store::TrialState::Queued) queued_ids.push_back(t.id);
+    ids.clear();
+    for (size_t p : shard_positions(queued_ids.size(), options.shard)) ids.push_back(queued_ids[p]);
+  }
+  const bool proposes = adaptive && !round_task;
   const std::set<int64_t> id_set(ids.begin(), ids.end());
-  auto ours = [&](const store::Trial& t) { return adaptive || id_set.count(t.id) > 0; };
+  auto ours = [&](const store::Trial& t) { return proposes || id_set.count(t.id) > 0; };
+  report.trials = ids.size();
 
   report.requeued = requeue_orphans(db, spec.name, say);
   // Killed trials (interrupted, or stopped by a step limit) go on from their checkpoints.
@@ -156,7 +165,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     return n;
   };
   auto claim = [&] {
-    return adaptive ? store::claim_next_trial(db, study.id, worker, env)
+    return proposes ? store::claim_next_trial(db, study.id, worker, env)
                     : store::claim_next_trial_among(db, study.id, ids, worker, env);
   };
   if (adaptive) {
@@ -169,7 +178,20 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
         std::to_string(spec.sampling.seed) + "), budget " + budget + "; " + std::to_string(spent(db, spec.name).trials) +
         " proposed so far");
   }
-  say("sweep " + spec.name + ": " + std::to_string(mine.size()) + (adaptive ? " baseline trials" : " trials") +
+  if (options.propose_only > 0) {
+    // A round across hosts: a batch of proposals, each pending for the next, for shards to run.
+    for (int64_t i = 0; i < options.propose_only; ++i) {
+      const auto proposed = propose_next(db, study, spec);
+      say("[" + spec.name + "] " + proposed.message);
+      if (!proposed.trial_id) break;
+      ++report.proposed;
+    }
+    for (const auto& t : store::list_trials(db, spec.name)) ++report.states[store::to_string(t.state)];
+    report.trials = store::list_trials(db, spec.name).size();
+    report.seconds = seconds_since(start);
+    return report;
+  }
+  say("sweep " + spec.name + ": " + std::to_string(ids.size()) + (proposes ? " baseline trials" : " trials") +
       (options.shard.count > 1 ? " in shard " + std::to_string(options.shard.index) + "/" +
                                      std::to_string(options.shard.count)
                                : std::string()) +
@@ -182,10 +204,13 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     if (!trial) {
       // A worker that died meanwhile leaves its trial to us.
       if (requeue_orphans(db, spec.name, say) > 0) continue;
-      if (adaptive) {
+      if (proposes) {
         const auto proposed = propose_next(db, study, spec);
         say("[" + spec.name + "] " + proposed.message);
-        if (proposed.trial_id) continue;
+        if (proposed.trial_id) {
+          ++report.proposed;
+          continue;
+        }
       }
       break;
     }
@@ -200,7 +225,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
 
   for (const auto& t : store::list_trials(db, spec.name))
     if (ours(t)) ++report.states[store::to_string(t.state)];
-  if (adaptive) {
+  if (proposes) {
     report.trials = 0;
     for (const auto& [state, n] : report.states) report.trials += n;
   }

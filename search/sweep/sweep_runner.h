@@ -2,7 +2,8 @@
 // `comera sweep`: puts a sweep's trials (this shard's) in the study's queue, recovers trials of
 // dead workers, then claims and runs queued trials one at a time until none of this shard's is
 // left. Any number of processes may run the same sweep on one database: claims are atomic, so
-// no trial runs twice, and a re-run resumes where the last one stopped.
+// no trial runs twice, and a re-run resumes where the last one stopped. An adaptive sweep
+// (adaptive.h) proposes a trial whenever none is queued, until its budget is spent.
 #include "search/sweep/shard.h"
 #include "search/sweep/sweep_spec.h"
 #include "search/sweep/trial_runner.h"
@@ -23,6 +24,10 @@ struct SweepOptions {
   // kMinStaleAfter); one of this host is re-queued once its process is gone, never before.
   double stale_after_s = 300;
   int64_t max_trials = 0;        // run at most this many trials in this process (0: no limit)
+  // Adaptive sweeps across hosts, in rounds: > 0 proposes this many trials (within the budget)
+  // and runs none; each shard (--shard i/N) of a copy of the database then runs its share of
+  // the queued trials, proposing nothing, and the copies are merged back before the next round.
+  int64_t propose_only = 0;
   ClaimedTrialOptions trials;    // how trials report (data loaded, progress, epochs, failures)
   std::string device;            // where every trial computes ("cuda"); "": each its training.device
   // The sweep's own messages, one line each (trials starting and ending, requeued and stale
@@ -38,6 +43,7 @@ struct SweepReport {
   size_t stale = 0;              // running trials declared failed for want of a heartbeat
   size_t retried = 0;            // failed trials re-queued by retry_failed
   size_t resumed = 0;            // pruned trials re-queued by resume_pruned
+  size_t proposed = 0;           // trials an adaptive sweep proposed in this process
   std::map<std::string, size_t> states;  // this shard's trials by state at the end
   double seconds = 0;
 };
