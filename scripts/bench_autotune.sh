@@ -1,34 +1,45 @@
 #!/usr/bin/env bash
-# The auto-tuner's benchmark on the quickstart task (docs/sweeps.md, "Adaptive sweeps"): the hand
-# grid (experiments/sweeps/quickstart.json) once, then the adaptive spec's space
-# (quickstart_adaptive.json) sampled at random, by GP-EHVI, and by GP-EHVI with pruning, under
-# sampler seeds 0, 1 and 2, each sweep in a database of its own under DIR (default
-# results/autotune); then `comera bench fronts` prints the hypervolume each reached against the
-# trial-epochs and training minutes it spent, and draws it. Re-running resumes every sweep.
+# The auto-tuner's benchmark (docs/sweeps.md, "Adaptive sweeps"): on one task, its hand grid once,
+# then its adaptive spec's space sampled at random, by GP-EHVI, and by GP-EHVI with pruning of
+# dominated trials, under sampler seeds 0, 1 and 2, each sweep in a database of its own under DIR
+# (default results/autotune-TASK); then `comera bench fronts` prints the hypervolume each reached
+# against the trial-epochs and training minutes it spent, and draws it. Re-running resumes.
 #
-#   scripts/bench_autotune.sh [DIR] [SEEDS]      e.g. scripts/bench_autotune.sh results/autotune "0 1 2"
+#   scripts/bench_autotune.sh [quickstart|dlrm] [DIR] [SEEDS]    e.g. scripts/bench_autotune.sh dlrm
+#
+# quickstart: experiments/sweeps/quickstart.json against quickstart_adaptive.json (WordNet data:
+# comera data build-wordnet). dlrm: dlrm_grid.json against dlrm_adaptive.json (SYNTHETIC click
+# logs: comera data synth-criteo --out data/criteo_synth_small --scale 0.01 --train-lines 200000
+# --eval-lines 20000). The hypervolume's axes: log10 size (parameters) and the task's metric,
+# from a fixed reference point just past the dense model.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 comera=${COMERA:-$root/build/comera}
-dir=${1:-$root/results/autotune}
-seeds=${2:-0 1 2}
+task=${1:-quickstart}
+case "$task" in
+  quickstart) grid=quickstart.json; adaptive=quickstart_adaptive.json; metric=accuracy
+              margin='"accuracy": 0.01'; ref=2.3e6,0 ;;
+  dlrm) grid=dlrm_grid.json; adaptive=dlrm_adaptive.json; metric=auc; margin='"auc": 0.002'; ref=6.5e6,0.5 ;;
+  *) echo "bench_autotune: unknown task '$task' (quickstart or dlrm)" >&2; exit 2 ;;
+esac
+dir=${2:-$root/results/autotune-$task}
+seeds=${3:-0 1 2}
 mkdir -p "$dir/specs"
-spec=$root/experiments/sweeps/quickstart_adaptive.json
+sweeps=$root/experiments/sweeps
 
-"$comera" sweep "$root/experiments/sweeps/quickstart.json" --db "$dir/grid.db" --quiet --no-front
+"$comera" sweep "$sweeps/$grid" --db "$dir/grid.db" --quiet --no-front
 for seed in $seeds; do
   for variant in random gp-ehvi gp-ehvi-pruning; do
     sampler=${variant%-pruning}
     pruning=""
-    [ "$variant" = gp-ehvi-pruning ] && pruning='"pruning": {"margin": {"accuracy": 0.01}},'
-    variant_spec="$dir/specs/$variant-$seed.json"
-    # The spec's "base" is relative to its folder: point it at the experiments folder.
+    [ "$variant" = gp-ehvi-pruning ] && pruning="\"pruning\": {\"margin\": {$margin}},"
+    spec="$dir/specs/$variant-$seed.json"
+    # The spec's "base" is relative to its folder: made absolute for the copy.
     sed -e "s|\"sampler\": \"gp-ehvi\"|\"sampler\": \"$sampler\"|" -e "s|\"seed\": 0}|\"seed\": $seed}|" \
-        -e "s|\"base\": \"quickstart_base.json\",|\"base\": \"$root/experiments/sweeps/quickstart_base.json\", $pruning|" \
-        "$spec" > "$variant_spec"
-    echo "== $variant, sampler seed $seed"
-    "$comera" sweep "$variant_spec" --db "$dir/$variant-$seed.db" --quiet --no-front
+        -e "s|\"base\": \"\\([^\"]*\\)\",|\"base\": \"$sweeps/\\1\", $pruning|" "$sweeps/$adaptive" > "$spec"
+    echo "== $task: $variant, sampler seed $seed"
+    "$comera" sweep "$spec" --db "$dir/$variant-$seed.db" --quiet --no-front
   done
 done
-"$comera" bench fronts "$dir"/*.db --objectives size:min,accuracy:max --log size --ref 2.3e6,0 \
+"$comera" bench fronts "$dir"/*.db --objectives "size:min,$metric:max" --log size --ref "$ref" \
   --plot "$dir/hypervolume.png"
