@@ -5,6 +5,7 @@
 // reach the target method's final hypervolume (the hand grid's, by default). scripts/bench_autotune.sh
 // runs the sweeps.
 #include "core/util/error.h"
+#include "core/util/mean_error.h"
 #include "core/util/output_file.h"
 #include "search/cli/command.h"
 #include "search/pareto/front_trace.h"
@@ -43,14 +44,6 @@ const pareto::TraceStep* reaching(const Run& run, double target) {
   for (const auto& s : run.steps)
     if (s.hypervolume >= target * (1 - 1e-12)) return &s;
   return nullptr;
-}
-
-std::pair<double, double> mean_se(const std::vector<double>& xs) {
-  double mean = 0, ss = 0;
-  for (double x : xs) mean += x / static_cast<double>(xs.size());
-  for (double x : xs) ss += (x - mean) * (x - mean);
-  const double se = xs.size() > 1 ? std::sqrt(ss / static_cast<double>(xs.size() - 1) / static_cast<double>(xs.size())) : 0;
-  return {mean, se};
 }
 
 std::string text(double x, const char* format = "%.4g") {
@@ -121,7 +114,7 @@ int run(int argc, char** argv) {
   if (groups.count(target_group)) {
     std::vector<double> finals;
     for (const auto* run : groups[target_group]) finals.push_back(run->steps.empty() ? 0 : run->steps.back().hypervolume);
-    target = mean_se(finals).first;
+    target = mean_error(finals).mean;
   } else if (r.count("target")) {
     throw Error("--target " + target_group + ": no run of that method (name its databases " + target_group + "-SEED.db)");
   }
@@ -148,14 +141,14 @@ int run(int argc, char** argv) {
       }
       g["runs"].push_back(j);
     }
-    const auto [hv, hv_se] = mean_se(finals);
-    g["hypervolume"] = {{"mean", hv}, {"se", hv_se}};
-    g["epochs"] = mean_se(epochs).first;
-    g["minutes"] = mean_se(minutes).first;
+    const auto hv = mean_error(finals);
+    g["hypervolume"] = {{"mean", hv.mean}, {"se", finals.size() > 1 ? hv.standard_error : 0}};
+    g["epochs"] = mean_error(epochs).mean;
+    g["minutes"] = mean_error(minutes).mean;
     g["reached_target"] = reach_epochs.size();
     if (!reach_epochs.empty()) {
-      g["epochs_to_target"] = mean_se(reach_epochs).first;
-      g["minutes_to_target"] = mean_se(reach_minutes).first;
+      g["epochs_to_target"] = mean_error(reach_epochs).mean;
+      g["minutes_to_target"] = mean_error(reach_minutes).mean;
     }
     out["groups"].push_back(g);
   }

@@ -18,7 +18,7 @@ struct Observation {
   // Every objective minimised, already transformed by the caller (a log size, a negated
   // accuracy); a NaN entry marks a failed trial, whose neighbourhood is then avoided.
   pareto::Point y;
-  std::string name;  // how reasons name it ("trial 7"); "": "front point" and its index
+  std::string name = "";  // how reasons name it ("trial 7"); "": "front point" and its index
 };
 
 struct Proposal {

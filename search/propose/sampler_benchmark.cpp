@@ -2,6 +2,7 @@
 
 #include "core/util/comma_list.h"
 #include "core/util/error.h"
+#include "core/util/mean_error.h"
 #include "search/pareto/hypervolume.h"
 
 #include <algorithm>
@@ -13,15 +14,12 @@ namespace comera::propose {
 namespace {
 
 void summarise(HypervolumeSeries& series, const std::vector<SamplerRun>& runs, const std::vector<int64_t>& checkpoints) {
-  const auto n = static_cast<double>(runs.size());
   for (int64_t c : checkpoints) {
     std::vector<double> values;
     for (const auto& run : runs) values.push_back(hypervolume_after(run, c, series.box.reference));
-    double mean = 0, var = 0;
-    for (double v : values) mean += v / n;
-    for (double v : values) var += (v - mean) * (v - mean);
-    series.mean.push_back(mean);
-    series.standard_error.push_back(runs.size() > 1 ? std::sqrt(var / (n - 1) / n) : 0);
+    const auto m = mean_error(values);
+    series.mean.push_back(m.mean);
+    series.standard_error.push_back(runs.size() > 1 ? m.standard_error : 0);
   }
 }
 

@@ -1,5 +1,6 @@
 #include "search/reproduce/comparison_table.h"
 
+#include "core/util/mean_error.h"
 #include "search/store/export_table.h"
 
 #include <algorithm>
@@ -18,15 +19,7 @@ std::string number_text(double x) {
   return text;
 }
 
-struct Cell {
-  double mean = NAN;
-  double sum_sq = 0;  // of the deviations from the mean
-  size_t count = 0;
-  // The standard error of the mean (sample standard deviation over sqrt(n)); NaN below 2 trials.
-  double standard_error() const {
-    return count < 2 ? NAN : std::sqrt(sum_sq / static_cast<double>(count - 1) / static_cast<double>(count));
-  }
-};
+using Cell = MeanError;
 
 // Mean of `metric` (times scale), with its spread, over the complete trials among `rows` meeting `where`.
 Cell mean_of(const store::FlatTable& trials, std::vector<size_t> rows,
@@ -43,11 +36,7 @@ Cell mean_of(const store::FlatTable& trials, std::vector<size_t> rows,
     const double v = pareto::cell_number(trials.rows[r][column]);
     if (!std::isnan(v)) values.push_back(v * scale);
   }
-  if (values.empty()) return {};
-  Cell cell{0, 0, values.size()};
-  for (double v : values) cell.mean += v / static_cast<double>(values.size());
-  for (double v : values) cell.sum_sq += (v - cell.mean) * (v - cell.mean);
-  return cell;
+  return mean_error(values);
 }
 
 }  // namespace
@@ -77,7 +66,7 @@ ComparisonTable comparison_table(store::ResultsDb& db, const PaperSpec& spec,
       if (!c.metric.empty()) {
         const Cell& cell = cells[c.label];
         if (cell.count)
-          text = number_text(cell.mean) + (cell.count > 1 ? " ± " + number_text(cell.standard_error()) + " (n=" +
+          text = number_text(cell.mean) + (cell.count > 1 ? " ± " + number_text(cell.standard_error) + " (n=" +
                                                                 std::to_string(cell.count) + ")"
                                                           : "");
       } else if (cells[c.numerator].count && cells[c.denominator].count) {

@@ -108,17 +108,14 @@ std::optional<propose::Values> point_values(const SweepSpec& spec, const nlohman
 }
 
 Spent spent(store::ResultsDb& db, const std::string& study) {
-  const char* from = " FROM trials t JOIN studies s ON s.id = t.study_id";
   Spent s;
-  s.trials = count(db, std::string("SELECT COUNT(*) FROM decisions d JOIN trials t ON t.id = d.trial_id "
-                                   "JOIN studies s ON s.id = t.study_id WHERE s.name = ? AND d.kind = 'proposed'"),
-                   study);
-  s.epochs = count(db, std::string("SELECT COUNT(*) FROM epochs e JOIN trials t ON t.id = e.trial_id "
-                                   "JOIN studies s ON s.id = t.study_id WHERE s.name = ?"),
-                   study);
-  SQLite::Statement q(db.sql(), std::string("SELECT COALESCE(SUM(last), 0) FROM (SELECT MAX(m.value) AS last") +
-                                    from + " JOIN epoch_metrics m ON m.trial_id = t.id WHERE s.name = ? AND "
-                                    "m.name = 'elapsed_s' GROUP BY t.id)");
+  s.trials = count(db, "SELECT COUNT(*) FROM decisions d JOIN trials t ON t.id = d.trial_id "
+                       "JOIN studies s ON s.id = t.study_id WHERE s.name = ? AND d.kind = 'proposed'", study);
+  s.epochs = count(db, "SELECT COUNT(*) FROM epochs e JOIN trials t ON t.id = e.trial_id "
+                       "JOIN studies s ON s.id = t.study_id WHERE s.name = ?", study);
+  SQLite::Statement q(db.sql(), "SELECT COALESCE(SUM(last), 0) FROM (SELECT MAX(m.value) AS last FROM trials t "
+                                "JOIN studies s ON s.id = t.study_id JOIN epoch_metrics m ON m.trial_id = t.id "
+                                "WHERE s.name = ? AND m.name = 'elapsed_s' GROUP BY t.id)");
   q.bind(1, study);
   q.executeStep();
   s.minutes = q.getColumn(0).getDouble() / 60;

@@ -186,8 +186,9 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       if (!proposed.trial_id) break;
       ++report.proposed;
     }
-    for (const auto& t : store::list_trials(db, spec.name)) ++report.states[store::to_string(t.state)];
-    report.trials = store::list_trials(db, spec.name).size();
+    const auto trials = store::list_trials(db, spec.name);
+    for (const auto& t : trials) ++report.states[store::to_string(t.state)];
+    report.trials = trials.size();
     report.seconds = seconds_since(start);
     return report;
   }
