@@ -5,9 +5,11 @@
 # (default results/autotune-TASK); then `comera bench fronts` prints the hypervolume each reached
 # against the trial-epochs and training minutes it spent, and draws it. Re-running resumes.
 #
-#   scripts/bench_autotune.sh [quickstart|dlrm] [DIR] [SEEDS]    e.g. scripts/bench_autotune.sh dlrm
+#   scripts/bench_autotune.sh [quickstart|dlrm] [DIR] [SEEDS] [VARIANTS]    e.g. scripts/bench_autotune.sh dlrm
 #
-# quickstart: experiments/sweeps/quickstart.json against quickstart_adaptive.json (WordNet data:
+# VARIANTS (default "grid random gp-ehvi gp-ehvi-pruning") runs a part, e.g. to re-measure one sampler.
+#
+# quickstart: experiments/sweeps/quickstart_grid.json against quickstart_adaptive.json (WordNet data:
 # comera data build-wordnet). dlrm: dlrm_grid.json against dlrm_adaptive.json (SYNTHETIC click
 # logs: comera data synth-criteo --out data/criteo_synth_small --scale 0.01 --train-lines 200000
 # --eval-lines 20000). The hypervolume's axes: log10 size (parameters) and the task's metric,
@@ -17,19 +19,21 @@ root=$(cd "$(dirname "$0")/.." && pwd)
 comera=${COMERA:-$root/build/comera}
 task=${1:-quickstart}
 case "$task" in
-  quickstart) grid=quickstart.json; adaptive=quickstart_adaptive.json; metric=accuracy
+  quickstart) grid=quickstart_grid.json; adaptive=quickstart_adaptive.json; metric=accuracy
               margin='"accuracy": 0.01'; ref=2.3e6,0 ;;
   dlrm) grid=dlrm_grid.json; adaptive=dlrm_adaptive.json; metric=auc; margin='"auc": 0.002'; ref=6.5e6,0.5 ;;
   *) echo "bench_autotune: unknown task '$task' (quickstart or dlrm)" >&2; exit 2 ;;
 esac
 dir=${2:-$root/results/autotune-$task}
 seeds=${3:-0 1 2}
+variants=${4:-grid random gp-ehvi gp-ehvi-pruning}
 mkdir -p "$dir/specs"
 sweeps=$root/experiments/sweeps
 
-"$comera" sweep "$sweeps/$grid" --db "$dir/grid.db" --quiet --no-front
+case " $variants " in *" grid "*) "$comera" sweep "$sweeps/$grid" --db "$dir/grid.db" --quiet --no-front ;; esac
 for seed in $seeds; do
-  for variant in random gp-ehvi gp-ehvi-pruning; do
+  for variant in $variants; do
+    [ "$variant" = grid ] && continue
     sampler=${variant%-pruning}
     pruning=""
     [ "$variant" = gp-ehvi-pruning ] && pruning="\"pruning\": {\"margin\": {$margin}},"

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # The main job: set up, build, build the default task (WordNet glosses -> lexicographer files),
-# then a small sweep on it: a dense and an early-stage baseline and five (L0, S0) targets of
-# the late stage. Prints every trial with the Pareto front marked, accuracy against size and
+# then a small sweep on it: a dense and an early-stage baseline, then late-stage trials proposed
+# by an adaptive search over the embedding's ranks and the (L0, S0) targets. Prints every trial with the Pareto front marked, accuracy against size and
 # eval loss against size, and draws both (results/quickstart_accuracy.png,
 # results/quickstart_loss.png); trials go to results/quickstart.db, and the HTML report (open it
 # in a browser) to results/quickstart.html. Re-running it resumes the

@@ -6,6 +6,9 @@
 #include "core/util/error.h"
 #include "core/util/process.h"
 #include "core/util/source_dir.h"
+#include "search/store/decisions.h"
+#include "search/store/objectives.h"
+#include "search/store/trials.h"
 #include "search/sweep/adaptive.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/trial_expansion.h"
@@ -18,6 +21,7 @@
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <cmath>
 #include <fstream>
 #include <set>
 
@@ -169,6 +173,43 @@ TEST_CASE("an adaptive sweep proposes, records why and runs trials until its bud
     CHECK(q[i].point == p[i].point);
     CHECK(q[i].reason == p[i].reason);
   }
+}
+
+TEST_CASE("what a proposal learns from: complete trials' final values, pruned ones' values when "
+          "stopped, failed ones as holes, queued ones as pending", "[adaptive]") {
+  TempDir dir;
+  const auto spec = parse_sweep_spec(adaptive_spec({{"trials", 4}}));
+  const std::string path = dir.file("h.db");
+  run_sweep(spec, quiet(path));
+  const auto objectives = store::parse_objectives(spec.objectives);
+  REQUIRE(objectives.size() == 2);
+  auto db = store::ResultsDb::open(path);
+  const auto trials = store::list_trials(db, spec.name);
+  REQUIRE(trials.size() == 4);
+  // Trial 2 pruned at epoch 0 with hand values, trial 3 failed, trial 4 back in the queue.
+  db.write([&] {
+    store::Decision d;
+    d.kind = store::DecisionKind::Pruned;
+    d.epoch = 0;
+    d.detail = {{"reason", "by hand"}, {"values", {{objectives[0].name, 0.25}, {objectives[1].name, 7.5}}}};
+    store::write_decision(db.sql(), trials[1].id, d);
+    db.sql().exec("UPDATE trials SET state = 'pruned' WHERE number = 2");
+    db.sql().exec("UPDATE trials SET state = 'failed' WHERE number = 3");
+    db.sql().exec("UPDATE trials SET state = 'queued' WHERE number = 4");
+  });
+  const auto complete = store::read_objectives(db.sql(), trials[0].id);
+  const auto h = study_history(db, spec.name, spec, objectives);
+  REQUIRE(h.done.size() == 3);
+  REQUIRE(h.pending.size() == 1);
+  CHECK(h.done[0].name == "trial 1");
+  CHECK(h.done[0].y[0] == complete.at(objectives[0].name));
+  CHECK(h.done[0].y[1] == complete.at(objectives[1].name));
+  CHECK(h.done[1].name == "trial 2");
+  CHECK(h.done[1].y == pareto::Point{0.25, 7.5});
+  CHECK(h.done[2].name == "trial 3");
+  CHECK(std::isnan(h.done[2].y[0]));
+  CHECK(std::isnan(h.done[2].y[1]));
+  CHECK(h.pending[0] == *point_values(spec, trials[3].config));
 }
 
 TEST_CASE("an epoch budget counts every trial's recorded epochs", "[adaptive]") {

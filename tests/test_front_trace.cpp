@@ -1,7 +1,8 @@
 // How a front grew, on a hand-made study: trials end in a known order with known epochs, training
 // times and objectives, and the trace's cumulative compute and hypervolumes (log10 size against
 // accuracy) are compared with values worked out by hand; `comera bench fronts` over two such
-// databases names the compute that reached the target method's hypervolume.
+// databases names the compute that reached the target method's hypervolume, and `bench fronts-plot`
+// puts such results on the grid's scale.
 #include "core/util/error.h"
 #include "search/pareto/front_trace.h"
 #include "search/store/epoch_metrics.h"
@@ -11,6 +12,8 @@
 #include "tests/support/temp_dir.h"
 
 #include <nlohmann/json.hpp>
+
+#include <fstream>
 
 using namespace comera;
 using Catch::Matchers::Contains;
@@ -51,6 +54,17 @@ pareto::TraceOptions log_size() {
   return {{{"size", true}, {"accuracy", false}}, {true, false}, {1000, 0}};
 }
 
+// grid.db reaches a hypervolume of 0.9 (log10 size from 1000, accuracy) after 7 trial-epochs;
+// adaptive-0.db reaches it after 4 and ends at 1.0 after 6.
+void grid_and_adaptive(const TempDir& dir) {
+  make_study(dir.file("grid.db"), {{store::TrialState::Complete, 2, 30, 100, 0.5},
+                                   {store::TrialState::Complete, 3, 30, 100, 0.3},
+                                   {store::TrialState::Complete, 2, 60, 10, 0.4}});
+  make_study(dir.file("adaptive-0.db"), {{store::TrialState::Complete, 2, 30, 10, 0.4},
+                                         {store::TrialState::Complete, 2, 30, 100, 0.5},
+                                         {store::TrialState::Complete, 2, 30, 1, 0.1}});
+}
+
 }  // namespace
 
 TEST_CASE("the front trace adds each ended trial's compute and the complete trials' hypervolume", "[front_trace]") {
@@ -80,13 +94,7 @@ TEST_CASE("the front trace adds each ended trial's compute and the complete tria
 
 TEST_CASE("comera bench fronts names the compute that reached the target's hypervolume", "[front_trace][cli]") {
   TempDir dir;
-  // The grid reaches 0.9 after 7 trial-epochs; the other run after 4.
-  make_study(dir.file("grid.db"), {{store::TrialState::Complete, 2, 30, 100, 0.5},
-                                   {store::TrialState::Complete, 3, 30, 100, 0.3},
-                                   {store::TrialState::Complete, 2, 60, 10, 0.4}});
-  make_study(dir.file("adaptive-0.db"), {{store::TrialState::Complete, 2, 30, 10, 0.4},
-                                         {store::TrialState::Complete, 2, 30, 100, 0.5},
-                                         {store::TrialState::Complete, 2, 30, 1, 0.1}});
+  grid_and_adaptive(dir);
   const auto out = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " " + dir.file("adaptive-0.db") +
                                             " --log size --ref 1000,0 --json");
   REQUIRE(out.status == 0);
@@ -102,4 +110,43 @@ TEST_CASE("comera bench fronts names the compute that reached the target's hyper
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db")).output, Contains("--ref"));
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --ref 1,0 --target lte").output,
              Contains("--target lte"));
+}
+
+TEST_CASE("comera bench fronts-plot puts tasks on the grid's scale: compute and hypervolume as fractions of "
+          "the grid's", "[front_trace][cli]") {
+  TempDir dir;
+  // The adaptive run reaches 0.9 at 4/7 of the grid's compute and ends at 1.0 (1.0 / 0.9).
+  grid_and_adaptive(dir);
+  const auto fronts = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " " + dir.file("adaptive-0.db") +
+                                               " --log size --ref 1000,0 --json");
+  REQUIRE(fronts.status == 0);
+  {
+    std::ofstream(dir.file("a.json")) << fronts.output;
+  }
+  const auto out = comera::testing::run_cli("bench fronts-plot one=" + dir.file("a.json") + " two=" +
+                                            dir.file("a.json") + " --json");
+  REQUIRE(out.status == 0);
+  const auto j = nlohmann::json::parse(out.output);
+  REQUIRE(j.size() == 4);
+  CHECK(j[0]["task"] == "one");
+  CHECK(j[0]["method"] == "adaptive");
+  CHECK(j[0]["final"].get<double>() == Approx(1.0 / 0.9));
+  CHECK(j[0]["runs_reach_grid_at"][0].get<double>() == Approx(4.0 / 7));
+  // The mean curve steps at 2/7 (0.8 / 0.9 of the grid's), 4/7 (1) and 6/7 (1.0 / 0.9).
+  CHECK(j[0]["mean_reaches_grid_at"].get<double>() == Approx(0.58));
+  const auto& curve = j[0]["curve"];
+  CHECK(curve[28][1].get<double>() == Approx(0.0));
+  CHECK(curve[29][1].get<double>() == Approx(0.8 / 0.9));
+  CHECK(curve[57][1].get<double>() == Approx(0.8 / 0.9));
+  CHECK(curve[58][1].get<double>() == Approx(1.0));
+  CHECK(curve[86][1].get<double>() == Approx(1.0 / 0.9));
+  CHECK(j[1]["method"] == "grid");
+  CHECK(j[1]["final"].get<double>() == Approx(1));
+  CHECK(j[1]["mean_reaches_grid_at"].get<double>() == Approx(1));
+  CHECK(j[3]["task"] == "two");
+  CHECK_THAT(comera::testing::run_cli("bench fronts-plot " + dir.file("a.json")).output, Contains("TASK=FRONTS.json"));
+  CHECK_THAT(comera::testing::run_cli("bench fronts-plot x=" + dir.file("missing.json")).output,
+             Contains("missing.json: cannot read it"));
+  CHECK_THAT(comera::testing::run_cli("bench fronts-plot x=" + dir.file("a.json") + " --plot " + dir.file("a.json")).output,
+             Contains("--plot"));
 }

@@ -304,6 +304,27 @@ TEST_CASE("proposals are reproducible and move on with the history", "[propose]"
   }
 }
 
+TEST_CASE("the default initial design leaves a small budget half its proposals for the model", "[propose]") {
+  CHECK(default_initial(2, 0) == 5);   // budget not known: max(5, 2 x axes)
+  CHECK(default_initial(4, 0) == 8);
+  CHECK(default_initial(3, 100) == 6);
+  CHECK(default_initial(3, 8) == 4);   // half of 8
+  CHECK(default_initial(2, 7) == 4);   // half of 7, rounded up
+  CHECK(default_initial(3, 3) == 4);   // never fewer than axes + 1
+  // The proposer follows it: with a budget of 6 on two axes, the fourth proposal is the model's.
+  ProposerOptions o;
+  o.seed = 5, o.budget = 6, o.candidates = 300;
+  std::vector<Observation> done;
+  for (int i = 0; i < 4; ++i) {
+    const auto p = propose(kSquare, done, {}, o);
+    CHECK(p.method == (i < 3 ? "random" : "gp-ehvi"));
+    if (i < 3) CHECK_THAT(p.reason, Catch::Matchers::Contains(std::to_string(i + 1) + " of 3"));
+    done.push_back({p.x, toy_objectives(kSquare, p.x)});
+  }
+  o.budget = -1;
+  CHECK_THROWS_WITH(propose(kSquare, {}, {}, o), Catch::Matchers::Contains("budget of -1 proposals"));
+}
+
 TEST_CASE("gp-ehvi explains its proposal", "[propose]") {
   const auto done = toy_history(kSquare, 12, 6);
   ProposerOptions o;

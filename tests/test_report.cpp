@@ -92,15 +92,17 @@ TEST_CASE("the report embeds what pareto --format json and runs show --json prin
   for (const auto& [id, detail] : study["details"].items())
     CHECK(detail == json::parse(run_from_root("runs show " + id + " --db " + db + " --json")));
 
-  // Each trial's settings against the study's base: a late target differs in its L0 only; the
-  // dense baseline has no tensorized layers and no late stage.
+  // Each trial's settings against the study's base: a proposed late trial differs in its point's
+  // embedding ranks, L0 and S0; the dense baseline has no tensorized layers and no late stage.
   const json& dense = study["trials"][0];
   CHECK(dense["kind"] == "dense");
   CHECK(dense["diff"]["model.tensorized"].is_null());
   CHECK(dense["diff"]["training.late_stage"].is_null());
   const json& late = study["trials"][2];
   CHECK(late["kind"] == "late");
-  CHECK(late["diff"] == json{{"training.late_stage.loss_target", late["point"]["loss_target"]}});
+  CHECK(late["diff"] == json{{"model.tensorized.embedding.ranks", late["point"]["model.tensorized.embedding.ranks"]},
+                             {"training.late_stage.loss_target", late["point"]["loss_target"]},
+                             {"training.late_stage.size_ratio", late["point"]["size_ratio"]}});
   // A trial without objectives is placed by its last epoch's metrics.
   const json& failed = study["trials"][5];
   CHECK(failed["state"] == "failed");

@@ -13,6 +13,7 @@
 #include "search/pareto/front_report.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/flat_table.h"
+#include "search/sweep/adaptive.h"
 #include "search/sweep/published_figures.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/trial_expansion.h"
@@ -42,6 +43,7 @@ int list_trials(const sweep::SweepSpec& spec, const sweep::Shard& shard, bool js
     return 0;
   }
   std::cout << "sweep " << spec.name << ": " << configs.size() << " trials";
+  if (spec.sampling.adaptive) std::cout << ", then trials proposed by " << sweep::describe_sampling(spec);
   if (shard.count > 1) std::cout << ", " << positions.size() << " in shard " << shard.index << "/" << shard.count;
   std::cout << "\n\n";
   store::write_text(std::cout, table);

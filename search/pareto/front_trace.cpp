@@ -65,4 +65,11 @@ std::vector<TraceStep> front_trace(store::ResultsDb& db, const std::string& stud
   return steps;
 }
 
+double hypervolume_at(const std::vector<TraceStep>& steps, double epochs) {
+  double hv = 0;
+  for (const auto& s : steps)
+    if (static_cast<double>(s.epochs) <= epochs) hv = s.hypervolume;
+  return hv;
+}
+
 }  // namespace comera::pareto

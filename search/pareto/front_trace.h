@@ -31,4 +31,8 @@ struct TraceOptions {
 // Throws comera::Error when the study has no trial or the reference does not fit the objectives.
 std::vector<TraceStep> front_trace(store::ResultsDb& db, const std::string& study, const TraceOptions& options);
 
+// The hypervolume a run had reached with `epochs` trial-epochs spent: its last step's at or
+// within them, 0 before its first trial ended. Steps in the order front_trace gives them.
+double hypervolume_at(const std::vector<TraceStep>& steps, double epochs);
+
 }  // namespace comera::pareto

@@ -20,7 +20,7 @@ std::string curve_script(const CurvePlot& plot, const std::string& png_path) {
     << "set title " << pareto::gnuplot_quoted(plot.title) << " noenhanced\n"
     << "set xlabel " << pareto::gnuplot_quoted(plot.x_label) << " noenhanced\n"
     << "set ylabel " << pareto::gnuplot_quoted(plot.y_label) << " noenhanced\n"
-    << "set key top right noenhanced\nset grid\n";
+    << "set key " << plot.key << " noenhanced\nset grid\n";
   std::vector<std::string> layers;
   for (size_t i = 0; i < plot.curves.size(); ++i) {
     const auto& c = plot.curves[i];
@@ -28,8 +28,9 @@ std::string curve_script(const CurvePlot& plot, const std::string& png_path) {
     for (const auto& [x, y] : c.points)
       if (std::isfinite(x) && std::isfinite(y)) s << x << " " << y << "\n";
     s << "EOD\n";
-    layers.push_back("$c" + std::to_string(i) + " using 1:2 with linespoints lw 2 pt 7 ps 0.8 dt " +
-                     (c.dashed ? "2" : "1") + " lc " + std::to_string(i / 2 + 1) + " title " +
+    layers.push_back("$c" + std::to_string(i) + " using 1:2 with " + (c.markers ? "linespoints pt 7 ps 0.8" : "lines") +
+                     " lw 2 dt " + (c.dashed ? "2" : "1") + " lc " +
+                     std::to_string(c.color > 0 ? c.color : static_cast<int>(i / 2 + 1)) + " title " +
                      pareto::gnuplot_quoted(c.label));
   }
   s << "plot ";

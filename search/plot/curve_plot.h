@@ -14,10 +14,13 @@ struct Curve {
   std::string label;
   std::vector<std::pair<double, double>> points;  // (epoch, value); NaN values left out
   bool dashed = false;
+  int color = 0;         // gnuplot line colour 1, 2, ...; 0: in order, two curves a colour (a run and its twin)
+  bool markers = true;   // a marker at each point (off for densely sampled curves)
 };
 
 struct CurvePlot {
   std::string title, x_label = "epoch", y_label;
+  std::string key = "top right";  // where the legend goes (gnuplot's words)
   std::vector<Curve> curves;
 };
 

@@ -21,6 +21,12 @@ uint64_t splitmix64(uint64_t z) {
 
 }  // namespace
 
+int64_t default_initial(size_t axes, int64_t budget) {
+  const auto d = static_cast<int64_t>(axes);
+  const int64_t usual = std::max<int64_t>(5, 2 * d);
+  return budget > 0 ? std::min(usual, std::max(d + 1, (budget + 1) / 2)) : usual;
+}
+
 std::vector<std::string> proposer_methods() { return {"random", "gp-ehvi", "motpe"}; }
 
 Proposal propose(const Space& space, const std::vector<Observation>& done, const std::vector<Values>& pending,
@@ -32,6 +38,8 @@ Proposal propose(const Space& space, const std::vector<Observation>& done, const
   if (options.initial < 0)
     throw Error("proposer: initial design of " + std::to_string(options.initial) +
                 " points (give 0 for the default, or a positive count)");
+  if (options.budget < 0)
+    throw Error("proposer: budget of " + std::to_string(options.budget) + " proposals (give 0 when not known)");
   if (options.candidates < 1)
     throw Error("proposer: " + std::to_string(options.candidates) + " candidates (give at least 1)");
   for (size_t i = 0; i < done.size(); ++i) check_values(space, done[i].x, "observation " + std::to_string(i));
@@ -50,7 +58,7 @@ Proposal propose(const Space& space, const std::vector<Observation>& done, const
     return out;
   }
   const auto initial = static_cast<uint64_t>(
-      options.initial > 0 ? options.initial : std::max<int64_t>(5, 2 * static_cast<int64_t>(space.size())));
+      options.initial > 0 ? options.initial : default_initial(space.size(), options.budget));
   if (asked < initial) {
     // The whole design comes from the seed alone, so each row is drawn exactly once.
     out.x = latin_hypercube_row(space, static_cast<int64_t>(initial), static_cast<int64_t>(asked),

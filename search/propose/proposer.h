@@ -33,9 +33,14 @@ struct Proposal {
 struct ProposerOptions {
   std::string method = "gp-ehvi";  // "random", "gp-ehvi", "motpe"
   uint64_t seed = 0;
-  int64_t initial = 0;             // Latin hypercube points before a model is used; 0: max(5, 2 * axes)
+  int64_t initial = 0;             // Latin hypercube points before a model is used; 0: default_initial
+  int64_t budget = 0;              // the proposals the study may make in all, where known (0: not known)
   int64_t candidates = 2000;       // gp-ehvi: acquisition candidates per proposal
 };
+
+// The default initial design: max(5, 2 x axes) points, but no more than half of a known budget
+// (and at least axes + 1), so a small budget still leaves the model proposals to make.
+int64_t default_initial(size_t axes, int64_t budget);
 
 // The methods `options.method` may name.
 std::vector<std::string> proposer_methods();

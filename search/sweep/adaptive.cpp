@@ -67,6 +67,21 @@ int64_t count(store::ResultsDb& db, const std::string& sql, const std::string& s
   return q.getColumn(0).getInt64();
 }
 
+// The objectives a pruned trial had at the epoch it was stopped (its last pruning decision);
+// NaN where not recorded, which leaves it a failed point.
+pareto::Point pruned_values(store::ResultsDb& db, int64_t trial_id, const std::vector<store::Objective>& objectives) {
+  pareto::Point y(objectives.size(), kNaN);
+  for (const auto& d : store::read_decisions(db.sql(), trial_id)) {
+    if (d.kind != store::DecisionKind::Pruned) continue;
+    const auto values = d.detail.value("values", nlohmann::json::object());
+    for (size_t k = 0; k < objectives.size(); ++k)
+      y[k] = values.contains(objectives[k].name) && values[objectives[k].name].is_number()
+                 ? values[objectives[k].name].get<double>()
+                 : kNaN;
+  }
+  return y;
+}
+
 }  // namespace
 
 propose::Space search_space(const SweepSpec& spec) {
@@ -122,6 +137,16 @@ Spent spent(store::ResultsDb& db, const std::string& study) {
   return s;
 }
 
+std::string describe_sampling(const SweepSpec& spec) {
+  const auto& b = spec.sampling.budget;
+  std::string budget;
+  if (b.trials) budget += std::to_string(b.trials) + " trials";
+  if (b.epochs) budget += (budget.empty() ? "" : ", ") + std::to_string(b.epochs) + " epochs";
+  if (b.minutes) budget += (budget.empty() ? "" : ", ") + number_text(b.minutes) + " minutes";
+  return "adaptive sampling (" + spec.sampling.sampler + ", seed " + std::to_string(spec.sampling.seed) + "), budget " +
+         budget;
+}
+
 std::string budget_spent(const Budget& b, const Spent& s) {
   if (b.trials > 0 && s.trials >= b.trials)
     return std::to_string(s.trials) + " trials proposed, the budget's " + std::to_string(b.trials);
@@ -132,39 +157,48 @@ std::string budget_spent(const Budget& b, const Spent& s) {
   return "";
 }
 
+StudyHistory study_history(store::ResultsDb& db, const std::string& study, const SweepSpec& spec,
+                           const std::vector<store::Objective>& objectives) {
+  std::vector<propose::Observation> done;
+  std::vector<propose::Values> pending;
+  for (const auto& t : store::list_trials(db, study)) {
+    auto x = point_values(spec, t.config);
+    if (!x) continue;
+    switch (t.state) {
+      case store::TrialState::Complete: {
+        const auto recorded = store::read_objectives(db.sql(), t.id);
+        pareto::Point y;
+        for (const auto& o : objectives) {
+          const auto it = recorded.find(o.name);
+          y.push_back(it == recorded.end() ? kNaN : it->second);
+        }
+        done.push_back({*x, y, "trial " + std::to_string(t.number)});
+        break;
+      }
+      // A pruned trial is observed as it was when stopped: dominated there, so the model
+      // learns the region is poor rather than only that its exact point is taken.
+      case store::TrialState::Pruned:
+        done.push_back({*x, pruned_values(db, t.id, objectives), "trial " + std::to_string(t.number)});
+        break;
+      // Nothing to learn from but where not to go.
+      case store::TrialState::Failed:
+      case store::TrialState::Diverged:
+        done.push_back({*x, pareto::Point(objectives.size(), kNaN), "trial " + std::to_string(t.number)});
+        break;
+      default:  // queued, running, killed (to be resumed): someone's point already
+        pending.push_back(*x);
+    }
+  }
+  return {done, pending};
+}
+
 ProposeOutcome propose_next(store::ResultsDb& db, const store::Study& study, const SweepSpec& spec) {
   return db.write([&]() -> ProposeOutcome {
     if (const auto why = budget_spent(spec.sampling.budget, spent(db, study.name)); !why.empty())
       return {std::nullopt, "budget spent: " + why};
     const auto objectives = store::parse_objectives(spec.objectives);
     const auto trials = store::list_trials(db, study.name);
-    std::vector<propose::Observation> done;
-    std::vector<int64_t> numbers;
-    std::vector<propose::Values> pending;
-    for (const auto& t : trials) {
-      auto x = point_values(spec, t.config);
-      if (!x) continue;
-      switch (t.state) {
-        case store::TrialState::Complete: {
-          const auto recorded = store::read_objectives(db.sql(), t.id);
-          pareto::Point y;
-          for (const auto& o : objectives) {
-            const auto it = recorded.find(o.name);
-            y.push_back(it == recorded.end() ? kNaN : it->second);
-          }
-          done.push_back({*x, y, "trial " + std::to_string(t.number)});
-          break;
-        }
-        // Nothing to learn from but where not to go (a pruned trial was dominated early).
-        case store::TrialState::Failed:
-        case store::TrialState::Diverged:
-        case store::TrialState::Pruned:
-          done.push_back({*x, pareto::Point(objectives.size(), kNaN), "trial " + std::to_string(t.number)});
-          break;
-        default:  // queued, running, killed (to be resumed): someone's point already
-          pending.push_back(*x);
-      }
-    }
+    auto [done, pending] = study_history(db, study.name, spec, objectives);
     std::vector<pareto::Point> ys;
     for (const auto& o : done) ys.push_back(o.y);
     const auto scale = scales(objectives, ys);
@@ -176,6 +210,7 @@ ProposeOutcome propose_next(store::ResultsDb& db, const store::Study& study, con
     options.method = spec.sampling.sampler;
     options.seed = spec.sampling.seed;
     options.initial = spec.sampling.initial;
+    options.budget = spec.sampling.budget.trials;
     const auto p = propose::propose(search_space(spec), done, pending, options);
 
     std::vector<Choice> choices;

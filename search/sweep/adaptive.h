@@ -14,6 +14,7 @@
 
 #include <optional>
 #include <string>
+#include <vector>
 
 namespace comera::sweep {
 
@@ -33,8 +34,22 @@ struct Spent {
   double minutes = 0;
 };
 Spent spent(store::ResultsDb& db, const std::string& study);
+// "adaptive sampling (gp-ehvi, seed 0), budget 13 epochs": how an adaptive spec proposes.
+std::string describe_sampling(const SweepSpec& spec);
+
 // "" while within the budget, else what ran out ("12 trials proposed, the budget's 12").
 std::string budget_spent(const Budget& budget, const Spent& spent);
+
+// What a proposal learns from: the study's trials that are points of the space, with the
+// objectives in their own units. Complete trials give their final values; pruned ones the values
+// they had when stopped (their pruning decision's); failed and diverged ones NaN (where not to
+// go); queued, running and killed ones are pending, someone's point already.
+struct StudyHistory {
+  std::vector<propose::Observation> done;
+  std::vector<propose::Values> pending;
+};
+StudyHistory study_history(store::ResultsDb& db, const std::string& study, const SweepSpec& spec,
+                           const std::vector<store::Objective>& objectives);
 
 struct ProposeOutcome {
   std::optional<int64_t> trial_id;  // the trial enqueued; unset when none was

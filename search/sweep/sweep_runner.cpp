@@ -169,13 +169,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                     : store::claim_next_trial_among(db, study.id, ids, worker, env);
   };
   if (adaptive) {
-    const auto& b = spec.sampling.budget;
-    std::string budget;
-    if (b.trials) budget += std::to_string(b.trials) + " trials";
-    if (b.epochs) budget += (budget.empty() ? "" : ", ") + std::to_string(b.epochs) + " epochs";
-    if (b.minutes) budget += (budget.empty() ? "" : ", ") + number_text(b.minutes) + " minutes";
-    say("sweep " + spec.name + ": adaptive sampling (" + spec.sampling.sampler + ", seed " +
-        std::to_string(spec.sampling.seed) + "), budget " + budget + "; " + std::to_string(spent(db, spec.name).trials) +
+    say("sweep " + spec.name + ": " + describe_sampling(spec) + "; " + std::to_string(spent(db, spec.name).trials) +
         " proposed so far");
   }
   if (options.propose_only > 0) {
