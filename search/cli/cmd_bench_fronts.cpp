@@ -18,6 +18,7 @@
 #include <cstdio>
 #include <filesystem>
 #include <iostream>
+#include <iterator>
 #include <map>
 #include <regex>
 
@@ -158,10 +159,13 @@ int run(int argc, char** argv) {
     p.title = "hypervolume against compute";
     p.x_label = "trial-epochs spent";
     p.y_label = "hypervolume";
+    p.key = "bottom right";
     for (const auto& run : runs) {
       plot::Curve c;
       c.label = run.label;
       c.dashed = run.group == target_group;
+      // One colour per method, its seeds alike.
+      c.color = static_cast<int>(std::distance(groups.begin(), groups.find(run.group))) + 1;
       for (const auto& s : run.steps) c.points.push_back({static_cast<double>(s.epochs), s.hypervolume});
       p.curves.push_back(c);
     }
