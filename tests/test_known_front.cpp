@@ -13,6 +13,7 @@
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 #include "tests/support/catch.h"
+#include "tests/support/temp_dir.h"
 
 #include <ATen/ATen.h>
 #include <ATen/CPUGeneratorImpl.h>
@@ -154,4 +155,93 @@ TEST_CASE("trained at fixed rank k, the known-front problem reaches the Eckart-Y
     // The unit vectors are the whole input space: the evaluation loss is ||W - W*||_F^2.
     CHECK(last.eval_loss == Approx(front_loss(k)).margin(0.005));
   }
+}
+
+namespace {
+
+// The late stage's goal on the known front: the rank whose front point minimises the late
+// objective max{omega_loss (L - L0), omega_size (S - S0)} + rho (L + S), S in units of the start.
+int64_t goal_rank(double l0, double s0, double omega_loss, double omega_size, double rho) {
+  int64_t best = 0;
+  double best_f = 0;
+  for (int64_t k = 0; k <= kRank; ++k) {
+    const double l = front_loss(k), s = static_cast<double>(k) / kRank;
+    const double f = std::max(omega_loss * (l - l0), omega_size * (s - s0)) + rho * (l + s);
+    if (k == 0 || f < best_f) best = k, best_f = f;
+  }
+  return best;
+}
+
+// 20 early epochs at the allocated rank, then 60 late epochs by cuts toward (L0, S0), the gaps
+// relative to the targets (omega 1/L0 and 1/S0).
+ExperimentConfig late_experiment(double l0, double s0, int seed) {
+  return parse_experiment(nlohmann::json{
+      {"name", "known_front_late"},
+      {"model", {{"kind", "known_front_matrix"}}},
+      {"training",
+       {{"task", "fit"}, {"epochs", 80}, {"batch_size", 16}, {"eval_batch_size", 64}, {"seed", seed},
+        {"optimizer", {{"lr_cores", 0.01}, {"lr_ranks", 0.01}, {"lr_other", 0.01}}},
+        {"early_stage", {{"gamma", 0}}},
+        {"late_stage",
+         {{"start_epoch", 20}, {"loss_target", l0}, {"size_ratio", s0}, {"omega_loss", 1 / l0},
+          {"omega_size", 1 / s0}, {"rho", 0.01}, {"control", "cut"}, {"cut_every_steps", 128}}}}}});
+}
+
+}  // namespace
+
+TEST_CASE("the late stage by cuts ends at the known front's point nearest each target, on both sides",
+          "[known_front]") {
+  (void)kRegistered;
+  struct Target {
+    double l0, s0;
+    int64_t goal;  // by hand from the front's table (docs/training.md)
+  };
+  // Two targets the front dominates (it reaches them with room to spare), two beyond it, and one
+  // the front beats so far that the goal lies past S0.
+  for (const auto& t : std::vector<Target>{{3, 0.25, 3}, {3, 0.5, 4}, {0.5, 0.25, 5}, {0.5, 0.5, 6}, {3, 0.75, 5}})
+  for (int seed : {1, 2, 3}) {
+    REQUIRE(goal_rank(t.l0, t.s0, 1 / t.l0, 1 / t.s0, 0.01) == t.goal);
+    INFO("seed " << seed << ", L0 " << t.l0 << ", S0 " << t.s0 << ": goal rank " << t.goal << ", front loss " << front_loss(t.goal));
+    const auto e = late_experiment(t.l0, t.s0, seed);
+    std::vector<std::string> notices;
+    TrainerOptions options;
+    options.on_notice = [&](const std::string& n) { notices.push_back(n); };
+    Trainer trainer(e.model, e.training,
+                    {std::make_shared<UnitVectors>(32), std::make_shared<UnitVectors>(1), {}, "", ""}, options);
+    const auto r = trainer.run();
+    for (const auto& n : notices) UNSCOPED_INFO(n);
+    REQUIRE(r.status == RunStatus::Completed);
+    const auto& last = r.epochs.back();
+    CHECK(last.size.tensorized == t.goal * 2 * kN);
+    CHECK(last.eval_loss == Approx(front_loss(t.goal)).margin(0.02));
+    CHECK(last.size.layers.at(0).ranks == std::vector<int64_t>{1, t.goal, 1});  // cut out for real
+  }
+}
+
+TEST_CASE("a late stage by cuts stopped while a cut is on trial resumes as if never stopped", "[known_front]") {
+  (void)kRegistered;
+  const auto e = late_experiment(3, 0.25, 1);
+  TaskData data{std::make_shared<UnitVectors>(32), std::make_shared<UnitVectors>(1), {}, "", ""};
+  Trainer whole(e.model, e.training, data);
+  const auto straight = whole.run();
+  REQUIRE(straight.status == RunStatus::Completed);
+
+  testing::TempDir dir;
+  TrainerOptions options;
+  options.checkpoint = dir.file("late.pt");
+  options.resume = true;
+  // The first decision (step 20 * 32 + 128) masks slices; the stop falls inside their trial.
+  options.stop_at_step = 20 * 32 + 128 + 40;
+  {
+    Trainer first(e.model, e.training, data, options);
+    REQUIRE(first.run().status == RunStatus::StepLimit);
+    REQUIRE(!first.state().late_cuts.at("pending").empty());
+  }
+  options.stop_at_step = 0;
+  Trainer second(e.model, e.training, data, options);
+  REQUIRE(second.resumed());
+  const auto rest = second.run();
+  REQUIRE(rest.status == RunStatus::Completed);
+  CHECK(rest.epochs.back().size.layers.at(0).ranks == straight.epochs.back().size.layers.at(0).ranks);
+  CHECK(rest.epochs.back().eval_loss == Approx(straight.epochs.back().eval_loss).epsilon(1e-12));
 }

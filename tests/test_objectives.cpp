@@ -3,6 +3,7 @@
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
 #include "core/training/objective.h"
+#include "core/util/config_reader.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
@@ -10,6 +11,7 @@
 #include <torch/nn/module.h>
 
 using namespace comera;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -130,4 +132,30 @@ TEST_CASE("the objective switches to the late stage with S0 from the early-stage
   Objective absolute(SurrogateKind::Weighted, {0.01, 0}, late, 32, 32);
   absolute.start_late(24);
   CHECK(absolute.size_target() == Approx(0.5));
+}
+
+TEST_CASE("a late stage by cuts trains the task loss alone, and its settings are read with clear errors",
+          "[objectives]") {
+  auto holder = std::make_shared<TinyModel>();
+  auto& m = *holder;
+  set_rank_vectors(m);
+  const auto read = [](const nlohmann::json& late) {
+    return read_train_config(ConfigReader({{"epochs", 4}, {"late_stage", late}}, "training")).late;
+  };
+  const auto late = read({{"start_epoch", 1}, {"control", "cut"}, {"cut_every_steps", 50}});
+  CHECK(late.control == LateControl::Cut);
+  CHECK(late.cut_every_steps == 50);
+  CHECK(late.cut_fraction == 0.5);
+  Objective objective(SurrogateKind::Weighted, {0.01, 0}, late, 32, 32);
+  objective.start_late(24);
+  // The gradient objective here would be max{0.6 - 0.8, 22/32 - 0.2 * 24/32} + 0.01 (0.6 + 22/32).
+  CHECK(objective(at::scalar_tensor(0.6), m).total.item<double>() == Approx(0.6));
+  CHECK(read({{"start_epoch", 1}}).control == LateControl::Gradient);
+  CHECK_THROWS_WITH(read({{"start_epoch", 1}, {"cut_every_steps", 50}}),
+                    Contains("training.late_stage") && Contains("apply to control \"cut\""));
+  CHECK_THROWS_WITH(read({{"start_epoch", 1}, {"control", "cuts"}}), Contains("training.late_stage.control"));
+  CHECK_THROWS_WITH(read({{"start_epoch", 1}, {"control", "cut"}, {"cut_fraction", 0}}),
+                    Contains("late_stage.cut_fraction"));
+  CHECK_THROWS_WITH(read({{"start_epoch", 1}, {"control", "cut"}, {"cut_every_steps", 1}}),
+                    Contains("late_stage.cut_every_steps"));
 }

@@ -43,10 +43,12 @@ bool read_nested(torch::serialize::InputArchive& archive, const std::string& nam
 }  // namespace
 
 nlohmann::json TrainerState::to_json() const {
-  return {{"epoch", epoch}, {"step", step}, {"step_in_epoch", step_in_epoch}, {"late", late},
+  nlohmann::json j = {{"epoch", epoch}, {"step", step}, {"step_in_epoch", step_in_epoch}, {"late", late},
           {"size_scale", size_scale}, {"initial_size", initial_size}, {"size_target", size_target},
           {"loss_sum", loss_sum}, {"step_seconds", step_seconds}, {"examples", examples},
           {"correct", correct}, {"tokens", tokens}, {"steps", steps}};
+  if (!late_cuts.is_null()) j["late_cuts"] = late_cuts;
+  return j;
 }
 
 TrainerState TrainerState::from_json(const nlohmann::json& j) {
@@ -64,6 +66,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
   s.correct = j.at("correct");
   s.tokens = j.at("tokens");
   s.steps = j.at("steps");
+  s.late_cuts = j.value("late_cuts", nlohmann::json());
   return s;
 }
 

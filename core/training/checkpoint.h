@@ -38,6 +38,7 @@ struct TrainerState {
   // Sums over the batches of the epoch in progress.
   double loss_sum = 0, step_seconds = 0;
   int64_t examples = 0, correct = 0, tokens = 0, steps = 0;
+  nlohmann::json late_cuts;   // LateCutState of a cut-controlled late stage; null otherwise
 
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j);

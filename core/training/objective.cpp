@@ -55,7 +55,9 @@ ObjectiveValue Objective::operator()(const at::Tensor& task_loss, const torch::n
   v.task = task_loss;
   v.size = size_scale_ > 0 ? surrogate_size(model, surrogate_) / size_scale_
                            : at::zeros({}, task_loss.options());
-  if (late_) {
+  if (late_ && late_config_.control == LateControl::Cut) {
+    v.total = task_loss;  // size moves by cuts (late_cuts.h)
+  } else if (late_) {
     const auto& l = late_config_;
     v.total = late_objective(task_loss, v.size, l.loss_target, size_target_, l.omega_loss,
                              l.omega_size, l.rho);

@@ -88,6 +88,13 @@ nlohmann::json TrainConfig::to_json() const {
                        {"loss_target", late.loss_target}, {"size_target", late.size_target},
                        {"size_ratio", late.size_ratio}, {"omega", {late.omega_loss, late.omega_size}},
                        {"rho", late.rho}, {"lr_ranks", late.lr_ranks}};
+  // Only when set: checkpoints of gradient-controlled runs keep their identity.
+  if (late.enabled && late.control == LateControl::Cut) {
+    auto& l = j["late_stage"];
+    l["control"] = "cut";
+    l["cut_every_steps"] = late.cut_every_steps;
+    l["cut_fraction"] = late.cut_fraction;
+  }
   return j;
 }
 
@@ -201,6 +208,15 @@ TrainConfig read_train_config(const ConfigReader& r) {
     x.omega_size = l.number("omega_size", x.omega_size);
     x.lr_ranks = l.number("lr_ranks", x.lr_ranks);
     x.rho = l.number("rho", x.rho);
+    const auto control = l.choice("control", "gradient", {"gradient", "cut"});
+    x.control = control == "cut" ? LateControl::Cut : LateControl::Gradient;
+    if (x.control == LateControl::Gradient && (l.has("cut_every_steps") || l.has("cut_fraction")))
+      throw Error(l.path() + ": cut_every_steps and cut_fraction apply to control \"cut\" (set "
+                  "control to \"cut\", or remove them)");
+    x.cut_every_steps = l.integer("cut_every_steps", x.cut_every_steps, 2);
+    x.cut_fraction = l.number("cut_fraction", x.cut_fraction, 0, 1);
+    if (x.cut_fraction <= 0)
+      throw Error(l.key_path("cut_fraction") + ": must be above 0 (0.5 closes half the gap per cut)");
     l.finish();
     if (x.start_step == 0 && x.start_epoch >= c.epochs)
       throw Error(l.key_path("start_epoch") + ": " + std::to_string(x.start_epoch) +

@@ -45,8 +45,17 @@ struct EarlyStageConfig {
 };
 
 // Late stage: max{w1 (L - L0), w2 (S_hat - S0)} + rho (L + S_hat), S in the same scaled units.
+// How the late stage moves toward its target. Gradient: the paper's, the max-gap objective's
+// gradient drives the rank vectors and thresholding cuts. Cut: the task loss alone trains, and
+// every cut_every_steps the trainer cuts the weakest slices while the size gap binds, keeping a
+// cut only if the objective measured over the next window is no worse (late_cuts.h).
+enum class LateControl { Gradient, Cut };
+
 struct LateStageConfig {
   bool enabled = false;
+  LateControl control = LateControl::Gradient;
+  int64_t cut_every_steps = 100;  // Cut: steps per decision window
+  double cut_fraction = 0.5;      // Cut: share of the gap difference one cut may close
   int64_t start_epoch = 0;  // 0-based epoch at whose start the late stage begins
   int64_t start_step = 0;   // or a global step (takes precedence when > 0)
   double loss_target = 0.8;  // L0

@@ -243,6 +243,10 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     objective_ = std::make_unique<Objective>(config_.size_surrogate, config_.early, config_.late,
                                              state_.size_scale, state_.initial_size);
     if (state_.late) objective_->resume_late(state_.size_target);
+    if (state_.late && config_.late.control == LateControl::Cut)
+      cuts_ = std::make_unique<LateCuts>(config_.late, state_.initial_size,
+                                         state_.late_cuts.is_null() ? LateCutState{}
+                                                                    : LateCutState::from_json(state_.late_cuts));
     resumed_ = true;
   }
   if (parallel) {
@@ -283,9 +287,19 @@ void Trainer::start_late() {
   objective_->start_late(exact);
   state_.late = true;
   state_.size_target = objective_->size_target();
+  if (config_.late.control == LateControl::Cut)
+    cuts_ = std::make_unique<LateCuts>(config_.late, state_.initial_size);
 }
 
 void Trainer::truncate() { truncate_model(model(), optimizer_.get(), config_.truncation.fold); }
+
+void Trainer::truncate_unless_trying() {
+  if (!cuts_ || !cuts_->pending()) truncate();
+}
+
+void Trainer::report(const CutDecision& decision) const {
+  for (const auto& text : decision.notices) notice(text);
+}
 
 bool Trainer::save() {
   if (options_.checkpoint.empty()) return true;
@@ -296,6 +310,7 @@ bool Trainer::save() {
     for (const auto& p : model().parameters()) finite.push_back(at::isfinite(p).all());
     if (!finite.empty() && !at::stack(finite).all().item<bool>()) return false;
   }
+  if (cuts_) state_.late_cuts = cuts_->state().to_json();
   if (!options_.parallel || options_.parallel->world().is_root())
     save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
                     identity_of(model_spec_, config_, data_), generator_);
@@ -473,7 +488,12 @@ RunResult Trainer::run() {
       state_.correct += r.correct;
       state_.tokens += r.tokens;
       state_.step_seconds += seconds;
-      if (trunc.when == TruncateWhen::Steps && state_.step % trunc.every_steps == 0) truncate();
+      if (cuts_) {
+        cuts_->hold(model());
+        if (cuts_->record(r.task_loss))
+          report(cuts_->decide(model(), *optimizer_, state_.size_target, trunc.fold));
+      }
+      if (trunc.when == TruncateWhen::Steps && state_.step % trunc.every_steps == 0) truncate_unless_trying();
       if (config_.checkpoint_every_steps > 0 && state_.step % config_.checkpoint_every_steps == 0 &&
           !save())
         return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
@@ -496,7 +516,11 @@ RunResult Trainer::run() {
     const bool partial = stop && state_.step_in_epoch < batches;
     if (stop && state_.step_in_epoch == 0) break;  // the limit fell on an epoch boundary
     // Not at a partial stop: a resumed run must follow the uninterrupted one exactly.
-    if (trunc.when == TruncateWhen::Epoch && !partial) truncate();
+    // The run's end judges a cut still on trial: the model it leaves has no unjudged cut.
+    if (cuts_ && !partial && (state_.epoch + 1 >= config_.epochs ||
+                              (config_.max_steps > 0 && state_.step >= config_.max_steps)))
+      report(cuts_->resolve(model(), *optimizer_, state_.size_target, trunc.fold));
+    if (trunc.when == TruncateWhen::Epoch && !partial) truncate_unless_trying();
     if (options_.on_progress) {
       auto p = progress(batches, end_step);
       p.evaluating = true;

@@ -8,6 +8,7 @@
 #include "core/training/checkpoint.h"
 #include "core/training/checkpoint_lock.h"
 #include "core/training/epoch_metrics.h"
+#include "core/training/late_cuts.h"
 #include "core/training/objective.h"
 #include "core/training/train_config.h"
 #include "core/training/training_step.h"
@@ -118,6 +119,9 @@ class Trainer {
   // The configured learning rates, with the late stage's rank-vector rate once it runs.
   OptimizerConfig stage_rates() const;
   void truncate();
+  // Truncation that leaves a pending late-stage cut alone (its slices may come back).
+  void truncate_unless_trying();
+  void report(const CutDecision& decision) const;
   EpochMetrics epoch_metrics(bool partial, double elapsed_s);
   void restart_memory_peaks();
   // Writes the checkpoint unless a parameter is not finite (then false: the last finite
@@ -138,6 +142,7 @@ class Trainer {
   at::Generator generator_;
   std::unique_ptr<torch::optim::Optimizer> optimizer_;
   std::unique_ptr<Objective> objective_;
+  std::unique_ptr<LateCuts> cuts_;  // a late stage with control "cut", once it runs
   TrainerState state_;
   bool resumed_ = false;
   // Gradient all-reduce seconds (cumulative) at the start of the epoch in progress.
