@@ -13,6 +13,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include <filesystem>
 #include <fstream>
 
 using namespace comera;
@@ -149,4 +150,14 @@ TEST_CASE("comera bench fronts-plot puts tasks on the grid's scale: compute and 
              Contains("missing.json: cannot read it"));
   CHECK_THAT(comera::testing::run_cli("bench fronts-plot x=" + dir.file("a.json") + " --plot " + dir.file("a.json")).output,
              Contains("--plot"));
+  // A file of another shape (a step's epochs as text) is named with its fix before any work.
+  auto bad = nlohmann::json::parse(fronts.output);
+  bad["groups"][0]["runs"][0]["steps"][0]["epochs"] = "four";
+  {
+    std::ofstream(dir.file("bad.json")) << bad.dump();
+  }
+  const auto refused = comera::testing::run_cli("bench fronts-plot x=" + dir.file("bad.json") + " --plot " + dir.file("p.png"));
+  CHECK(refused.status != 0);
+  CHECK_THAT(refused.output, Contains("bad.json: not what comera bench fronts --json writes") && Contains("write it again"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("p.png")));
 }

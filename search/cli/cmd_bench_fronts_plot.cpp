@@ -30,6 +30,14 @@ struct Task {
   nlohmann::json groups;
 };
 
+std::vector<pareto::TraceStep> steps_of(const nlohmann::json& run) {
+  std::vector<pareto::TraceStep> steps;
+  for (const auto& s : run.at("steps"))
+    steps.push_back({s.at("trial").get<int64_t>(), s.at("state").get<std::string>(), s.at("epochs").get<int64_t>(),
+                     s.at("minutes").get<double>(), s.at("hypervolume").get<double>()});
+  return steps;
+}
+
 Task read_task(const std::string& arg) {
   const auto eq = arg.find('=');
   if (eq == std::string::npos || eq == 0 || eq + 1 == arg.size())
@@ -44,25 +52,27 @@ Task read_task(const std::string& arg) {
   } catch (const nlohmann::json::exception& e) {
     throw Error(t.file + ": not JSON (" + e.what() + "); write it with comera bench fronts ... --json");
   }
-  if (!j.contains("target") || !j.contains("groups"))
+  if (!j.is_object() || !j.contains("target") || !j.contains("groups"))
     throw Error(t.file + ": no target method's hypervolume (run comera bench fronts with the grid's database, grid.db, "
                          "or --target METHOD)");
-  t.target_hv = j["target"]["hypervolume"].get<double>();
-  const auto method = j["target"]["method"].get<std::string>();
-  for (const auto& g : j["groups"])
-    if (g["method"] == method) t.grid_epochs = g["epochs"].get<double>();
+  std::string method;
+  // Every value read here, before any work: a file of another shape is named with its fix.
+  try {
+    t.target_hv = j.at("target").at("hypervolume").get<double>();
+    method = j.at("target").at("method").get<std::string>();
+    for (const auto& g : j.at("groups")) {
+      if (g.at("method") == method) t.grid_epochs = g.at("epochs").get<double>();
+      (void)g.at("method").get<std::string>();
+      for (const auto& run : g.at("runs")) (void)steps_of(run);
+    }
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(t.file + ": not what comera bench fronts --json writes (" + e.what() +
+                "); write it again with comera bench fronts DB... --json > " + t.file);
+  }
   if (!(t.target_hv > 0) || !(t.grid_epochs > 0))
     throw Error(t.file + ": the target method '" + method + "' has no hypervolume or no compute to compare with");
   t.groups = j["groups"];
   return t;
-}
-
-std::vector<pareto::TraceStep> steps_of(const nlohmann::json& run) {
-  std::vector<pareto::TraceStep> steps;
-  for (const auto& s : run["steps"])
-    steps.push_back({s["trial"].get<int64_t>(), s["state"].get<std::string>(), s["epochs"].get<int64_t>(),
-                     s["minutes"].get<double>(), s["hypervolume"].get<double>()});
-  return steps;
 }
 
 int run(int argc, char** argv) {
