@@ -124,7 +124,7 @@ nlohmann::json LateCutState::to_json() const {
     slices.push_back({{"layer", s.layer}, {"bond", s.bond}, {"index", s.index}, {"value", s.value}});
   return {{"steps", steps}, {"loss_sum", loss_sum}, {"losses", losses},
           {"objective_before", objective_before}, {"cap", cap}, {"settled", settled},
-          {"measure", measure}, {"pending", slices}};
+          {"skip_next", skip_next}, {"pending", slices}};
 }
 
 LateCutState LateCutState::from_json(const nlohmann::json& j) {
@@ -135,7 +135,7 @@ LateCutState LateCutState::from_json(const nlohmann::json& j) {
   s.objective_before = j.at("objective_before");
   s.cap = j.at("cap");
   s.settled = j.at("settled");
-  s.measure = j.at("measure");
+  s.skip_next = j.at("skip_next");
   for (const auto& p : j.at("pending"))
     s.pending.push_back({p.at("layer"), p.at("bond"), p.at("index"), p.at("value")});
   return s;
@@ -199,7 +199,7 @@ CutDecision LateCuts::judge(torch::nn::Module& model, torch::optim::Optimizer& o
   const double saved = exact_share(model, initial_size_) * initial_size_ - size * initial_size_;
   state_.settled = state_.pending.size() == 1;
   state_.cap = saved / 2;
-  state_.measure = true;
+  state_.skip_next = true;
   out.notices.push_back("late stage: restored " + where(state_.pending) + ": " + measured + " is worse than " +
              fixed(state_.objective_before) + " before the cut; " +
              (state_.settled ? std::string("no further cuts (the objective is at a minimum along them)")
@@ -219,8 +219,8 @@ CutDecision LateCuts::decide(torch::nn::Module& model, torch::optim::Optimizer& 
     if (out.kind == CutDecision::Kind::Restored) return out;
   }
   if (state_.settled) return out;
-  if (state_.measure) {
-    state_.measure = false;
+  if (state_.skip_next) {
+    state_.skip_next = false;
     return out;
   }
   const auto& l = config_;

@@ -43,7 +43,9 @@ struct LateCutState {
   double objective_before = 0;      // f when the pending slices were masked
   double cap = 0;                   // most core entries one cut may remove; 0 = no cap
   bool settled = false;             // a single slice was rejected: no more cuts
-  bool measure = false;             // slices were restored: measure a window before cutting
+  // Slices were restored: the next window, in which the model re-adapts to them, is not
+  // measured for a cut; the one after it is.
+  bool skip_next = false;
   std::vector<MaskedSlice> pending;
 
   nlohmann::json to_json() const;
