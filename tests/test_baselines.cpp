@@ -430,6 +430,71 @@ TEST_CASE("the method key rewrites an experiment into explicit settings", "[base
   CHECK_THROWS_WITH(parse_experiment(bad), Contains("method_settings.lte.rnak"));
 }
 
+TEST_CASE("each build trains at its own rates: method_settings.<method>.optimizer", "[baselines]") {
+  auto base = read_json_file(comera::source_dir() + "/experiments/small_two_encoder.json");
+  base["training"]["optimizer"] = {{"lr_cores", 0.006}, {"lr_ranks", 0.003}, {"lr_other", 0.003}};
+  base["method_settings"] = {{"dense", {{"optimizer", {{"lr_other", 0.004}}}}},
+                             {"tt", {{"optimizer", {{"lr_other", 0.006}, {"weight_decay", 0.01}}}}},
+                             {"galore", {{"rank", 8}, {"optimizer", {{"lr_other", 0.002}}}}}};
+  auto with = [&](const std::string& method) {
+    auto j = base;
+    j["method"] = method;
+    return parse_experiment(j).training.optimizer;
+  };
+  // Without a method the experiment trains as written; each method lays its own keys over it.
+  CHECK(parse_experiment(base).training.optimizer.lr_other == 0.003);
+  CHECK(with("tt").lr_other == 0.006);
+  CHECK(with("tt").weight_decay == 0.01);
+  CHECK(with("tt").lr_cores == 0.006);
+  CHECK(with("dense").lr_other == 0.004);
+  CHECK(with("galore").lr_other == 0.002);
+  CHECK(with("galore").kind == "galore");
+  CHECK(with("lte").lr_other == 0.003);
+
+  // The dense build (comera train --dense, a sweep's dense trials) takes the dense entry's rates,
+  // also from an experiment whose method is tt.
+  base["training"]["init_from"] = "runs/pre.pt";
+  for (const std::string method : {"", "tt", "dense"}) {
+    INFO(method);
+    auto j = base;
+    if (!method.empty()) j["method"] = method;
+    const auto dense = parse_experiment(dense_build(j));
+    CHECK(dense.training.optimizer.lr_other == 0.004);
+    CHECK(dense.training.optimizer.lr_cores == 0.006);
+    CHECK(dense.training.optimizer.weight_decay == 0);
+    CHECK(dense.model.settings.value("tensorized", nlohmann::json::object()).empty());
+    CHECK_FALSE(dense.training.late.enabled);
+    CHECK(dense.training.init_from == "runs/pre_dense.pt");
+  }
+  auto lte = base;
+  lte["method"] = "lte";
+  CHECK_THROWS_WITH(dense_build(lte), Contains("method lte") && Contains("leave out"));
+
+  auto bad = base;
+  bad["method_settings"] = {{"dense", {{"optimizer", {{"lr", 0.004}}}}}};
+  CHECK_THROWS_WITH(parse_experiment(bad), Contains("method_settings.dense.optimizer.lr"));
+  bad["method_settings"] = {{"dense", {{"rank", 4}}}};
+  CHECK_THROWS_WITH(parse_experiment(bad), Contains("method_settings.dense.rank"));
+  bad["method_settings"] = {{"tt", {{"optimizer", {{"lr_other", -1}}}}}};
+  bad["method"] = "tt";
+  CHECK_THROWS_WITH(parse_experiment(bad), Contains("lr_other"));
+
+  // A sweep's dense baseline trials run at the dense entry's rates; its late trials as written.
+  const auto spec = sweep::parse_sweep_spec(
+      {{"name", "rates"}, {"base", read_json_file(comera::source_dir() + "/experiments/small_two_encoder.json")},
+       {"objectives", "size:min,accuracy:max"}, {"baselines", {"dense"}},
+       {"overrides", {{"method_settings", {{"dense", {{"optimizer", {{"lr_other", 0.004}}}}}}}}},
+       {"axes", {{"seeds", {1}}}}});
+  int dense_trials = 0;
+  for (const auto& trial : sweep::expand_trials(spec)) {
+    const auto lr = trial["experiment"]["training"]["optimizer"]["lr_other"].get<double>();
+    const bool dense = trial["kind"] == "dense";
+    dense_trials += dense;
+    CHECK(lr == (dense ? 0.004 : 0.003));
+  }
+  CHECK(dense_trials == 1);
+}
+
 TEST_CASE("a sweep over methods trains each one and records it like any trial", "[baselines]") {
   TempDir dir;
   const nlohmann::json experiment = {

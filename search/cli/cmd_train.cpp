@@ -4,6 +4,7 @@
 #include "core/distributed/world.h"
 #include "core/layers/size.h"
 #include "core/training/experiment.h"
+#include "core/training/method.h"
 #include "core/util/config_reader.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
@@ -80,6 +81,10 @@ ExperimentConfig experiment_with_overrides(const cxxopts::ParseResult& r) {
   if (r.count("tune")) set("tune", "training.contraction", "tuned");
   if (r.count("precision")) set("precision", "training.precision", r["precision"].as<std::string>());
   if (r.count("nproc")) set("nproc", "training.nproc", r["nproc"].as<int64_t>());
+  if (r.count("dense")) {
+    json = dense_build(std::move(json));
+    flags += std::string(flags.empty() ? "" : " ") + "--dense";
+  }
   if (r.count("fixed-ranks")) {
     // The ablation against rank adaptation: these ranks from the start, kept to the end.
     const auto ranks_file = r["fixed-ranks"].as<std::string>();
@@ -136,7 +141,8 @@ int run(int argc, char** argv) {
       "seed", "Override training.seed", cxxopts::value<int64_t>())(
       "train-limit", "Use only the first N training examples (data.train_limit)", cxxopts::value<int64_t>())(
       "eval-limit", "Use only the first N evaluation examples (data.eval_limit)", cxxopts::value<int64_t>())(
-      "dense", "Train the same architecture with every layer dense (the baseline)")(
+      "dense", "Train the same architecture with every layer dense (the baseline), at the rates of "
+                "method_settings.dense.optimizer where the experiment gives them")(
       "fixed-ranks", "Start every tensorized layer at these ranks and keep them (no size terms, no late stage, "
                      "no truncation): FILE is a `comera train --json` result (its last epoch's ranks) or "
                      "{\"layer\": [1, r1, ..., 1]}. The ablation against rank adaptation",
@@ -175,15 +181,7 @@ int run(int argc, char** argv) {
   const int64_t baseline = idle_rss_bytes();
 
   auto e = experiment_with_overrides(r);
-  if (r.count("dense")) {
-    e.model = e.model.dense();
-    // No size to trade: in the late stage max{L - L0, S - S0} is flat once the loss is below L0,
-    // which would leave the dense baseline learning at rho times its rate. Sweeps drop it too.
-    e.training.late.enabled = false;
-    e.name += "_dense";
-    if (!e.training.init_from.empty())
-      e.training.init_from = dense_checkpoint_path(e.training.init_from);
-  }
+  if (r.count("dense")) e.name += "_dense";
   if (r.count("fixed-ranks")) {
     if (r.count("dense") || r.count("init"))
       throw Error("--fixed-ranks starts a tensorized model afresh at its ranks: leave out --dense and --init");

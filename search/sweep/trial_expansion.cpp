@@ -1,8 +1,8 @@
 #include "search/sweep/trial_expansion.h"
 
 #include "core/models/model_kind.h"
-#include "core/training/checkpoint.h"
 #include "core/training/experiment.h"
+#include "core/training/method.h"
 #include "core/util/error.h"
 #include "core/util/random.h"
 #include "search/runs/trial_config.h"
@@ -80,10 +80,8 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
   }
   if (kind != Kind::Point) training.erase("late_stage");
   if (kind == Kind::Dense) {
-    experiment.erase("method");
-    experiment["model"] = model_kind.without_compression(experiment["model"]);
-    if (training.contains("init_from"))
-      training["init_from"] = dense_checkpoint_path(training["init_from"].get<std::string>());
+    experiment.erase("method");  // the baseline of every method on a methods axis
+    experiment = dense_build(std::move(experiment));
   }
   auto trial = trial_config(experiment, experiment["training"].value("seed", uint64_t{0}), label);
   if (spec.step)
