@@ -34,6 +34,7 @@
 
 #include <cmath>
 #include <fstream>
+#include <map>
 #include <set>
 #include <string>
 
@@ -406,7 +407,7 @@ TEST_CASE("the method key rewrites an experiment into explicit settings", "[base
   CHECK(tt.training.late.enabled);
   CHECK(galore.training.optimizer.kind == "galore");
   CHECK(galore.training.optimizer.settings["rank"] == 8);
-  CHECK(galore.training.optimizer.lr_other == 0.003);  // the learning rates are kept
+  CHECK(galore.training.optimizer.lr_other == base["training"]["optimizer"]["lr_other"]);  // rates kept
   CHECK(count(lte, static_cast<LteLinearImpl*>(nullptr)) == 2 * 6);
   CHECK(count(low, static_cast<LowRankLinearImpl*>(nullptr)) == 2 * 6);
   CHECK(low.model.settings["low_rank"]["ffn_in"]["rank"] == 6);
@@ -480,19 +481,22 @@ TEST_CASE("each build trains at its own rates: method_settings.<method>.optimize
   CHECK_THROWS_WITH(parse_experiment(bad), Contains("lr_other"));
 
   // A sweep's dense baseline trials run at the dense entry's rates; its late trials as written.
-  const auto spec = sweep::parse_sweep_spec(
-      {{"name", "rates"}, {"base", read_json_file(comera::source_dir() + "/experiments/small_two_encoder.json")},
-       {"objectives", "size:min,accuracy:max"}, {"baselines", {"dense"}},
-       {"overrides", {{"method_settings", {{"dense", {{"optimizer", {{"lr_other", 0.004}}}}}}}}},
-       {"axes", {{"seeds", {1}}}}});
-  int dense_trials = 0;
-  for (const auto& trial : sweep::expand_trials(spec)) {
-    const auto lr = trial["experiment"]["training"]["optimizer"]["lr_other"].get<double>();
-    const bool dense = trial["kind"] == "dense";
-    dense_trials += dense;
-    CHECK(lr == (dense ? 0.004 : 0.003));
-  }
-  CHECK(dense_trials == 1);
+  const auto preset = read_json_file(comera::source_dir() + "/experiments/small_two_encoder.json");
+  const double written = preset["training"]["optimizer"]["lr_other"];
+  auto rates = [&](const nlohmann::json& overrides) {
+    const auto spec = sweep::parse_sweep_spec({{"name", "rates"}, {"base", preset},
+                                               {"objectives", "size:min,accuracy:max"},
+                                               {"baselines", {"dense"}}, {"overrides", overrides},
+                                               {"axes", {{"seeds", {1}}}}});
+    std::map<std::string, double> by_kind;
+    for (const auto& trial : sweep::expand_trials(spec))
+      by_kind[trial["kind"]] = trial["experiment"]["training"]["optimizer"]["lr_other"];
+    return by_kind;
+  };
+  const auto given = rates({{"method_settings", {{"dense", {{"optimizer", {{"lr_other", 0.004}}}}}}}});
+  CHECK(given == std::map<std::string, double>{{"dense", 0.004}, {"late", written}});
+  // The preset itself: its dense build at 3e-3, its tensorized build at its own 6e-3.
+  CHECK(rates(nlohmann::json::object()) == std::map<std::string, double>{{"dense", 0.003}, {"late", 0.006}});
 }
 
 TEST_CASE("a sweep over methods trains each one and records it like any trial", "[baselines]") {
