@@ -184,7 +184,7 @@ TEST_CASE("comera pareto prints the front and writes the plot", "[pareto][cli]")
   const json j = json::parse(run("--study s --format json --ref 2,400", status));
   CHECK(j["hypervolume"] == Approx(0.2 * 100 + 0.2 * 300 + 0.8 * 350));
   const std::string csv = run("--study s --format csv", status);
-  CHECK_THAT(csv, Contains("trial,kind,state,gamma,eval_loss,size,accuracy,target,size_vs_s0,notes,proposed\n2,late,complete,"));
+  CHECK_THAT(csv, Contains("trial,kind,state,gamma,eval_loss,size,accuracy,target,size_vs_s0,loss_vs_l0,notes,proposed\n2,late,complete,"));
   run("--study s --plot " + dir.file("front.png"), status);
   CHECK(status == 0);
   CHECK(std::ifstream(dir.file("front.png")).good());

@@ -40,7 +40,7 @@ int list(int argc, char** argv) {
   const std::vector<std::string> shown = {"accuracy", "eval_loss", "size", "compression"};
   table.columns = {"id", "study", "number", "kind", "target", "state", "seed", "epochs"};
   table.columns.insert(table.columns.end(), shown.begin(), shown.end());
-  for (const char* c : {"size/S0", "notes", "started_at", "worker"}) table.columns.push_back(c);
+  for (const char* c : {"size/S0", "L-L0", "notes", "started_at", "worker"}) table.columns.push_back(c);
   const auto trials = store::list_trials(db, (*parsed)["study"].as<std::string>());
   if (parsed->count("json")) {
     nlohmann::json rows = nlohmann::json::array();
@@ -60,6 +60,7 @@ int list(int argc, char** argv) {
       row.push_back(it == values.end() ? "" : store::readable_cell(name, it->second));
     }
     row.push_back(store::readable_cell("size_vs_s0", outcome.size_vs_target));
+    row.push_back(store::readable_cell("loss_vs_l0", outcome.loss_vs_target));
     row.push_back(outcome.notes());
     row.push_back(t.started_at);
     row.push_back(t.worker);

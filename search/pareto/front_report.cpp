@@ -39,7 +39,7 @@ store::FlatTable readable(const store::FlatTable& table, const FrontResult& resu
   for (const auto& c : result.point)
     if (c != "loss_target" && c != "size_ratio" && c != "size_target") keep.push_back(c);
   for (const auto& o : result.objectives) keep.push_back(o.name);
-  for (const char* c : {"accuracy", "eval_loss", "size", "compression", "size_vs_s0", "notes", "proposed"})
+  for (const char* c : {"accuracy", "eval_loss", "size", "compression", "size_vs_s0", "loss_vs_l0", "notes", "proposed"})
     keep.push_back(c);
   store::FlatTable out;
   std::vector<size_t> from;
@@ -48,7 +48,7 @@ store::FlatTable readable(const store::FlatTable& table, const FrontResult& resu
     if (it == table.columns.end() ||
         std::find(out.columns.begin(), out.columns.end(), c) != out.columns.end())
       continue;
-    out.columns.push_back(c == "size_vs_s0" ? "size/S0" : c);
+    out.columns.push_back(c == "size_vs_s0" ? "size/S0" : c == "loss_vs_l0" ? "L-L0" : c);
     from.push_back(it - table.columns.begin());
   }
   for (const auto& row : table.rows) {

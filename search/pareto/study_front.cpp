@@ -101,9 +101,9 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
   for (const auto& [name, column] : shown)
     if (column >= 0) result.trials.columns.push_back(name);
   result.trials.columns.insert(result.trials.columns.begin() + 1, "kind");
-  // How each trial ended beside its numbers: the late-stage target, how close it came to S0,
-  // lost layers.
-  for (const char* name : {"target", "size_vs_s0", "notes", "proposed"}) result.trials.columns.push_back(name);
+  // How each trial ended beside its numbers: the late-stage target, how close it came to S0 and
+  // to L0, lost layers.
+  for (const char* name : {"target", "size_vs_s0", "loss_vs_l0", "notes", "proposed"}) result.trials.columns.push_back(name);
   const int trial_id = column_of(all, "trial_id");
 
   std::vector<Point> points;
@@ -131,9 +131,8 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
       if (column >= 0) cells.push_back(row[column]);
     cells.insert(cells.begin() + 1, outcome.kind);
     cells.push_back(outcome.target_text());
-    cells.push_back(std::isfinite(outcome.size_vs_target)
-                        ? nlohmann::json(outcome.size_vs_target)
-                        : nlohmann::json());
+    for (double v : {outcome.size_vs_target, outcome.loss_vs_target})
+      cells.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json());
     cells.push_back(outcome.notes());
     cells.push_back(last(store::DecisionKind::Proposed));
     result.trials.rows.push_back(std::move(cells));

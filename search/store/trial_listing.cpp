@@ -28,6 +28,7 @@ nlohmann::json trial_row_json(ResultsDb& db, const Trial& t) {
                                            {"size", outcome.size_target}}
                           : nlohmann::json()},
           {"size_vs_target", late ? nlohmann::json(outcome.size_vs_target) : nlohmann::json()},
+          {"loss_vs_target", late ? FlatTable::real(outcome.loss_vs_target) : nlohmann::json()},
           {"lost_layers", outcome.lost_layers},
           {"state", to_string(t.state)},
           {"seed", t.seed ? nlohmann::json(*t.seed) : nlohmann::json()},

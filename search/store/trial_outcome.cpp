@@ -20,7 +20,7 @@ double metric(const EpochRecord& e, const std::string& name) {
 
 TrialOutcome::TrialOutcome()
     : loss_target(std::nan("")), size_target(std::nan("")), size_ratio(std::nan("")),
-      size_vs_target(std::nan("")) {}
+      size_vs_target(std::nan("")), loss_vs_target(std::nan("")) {}
 
 std::string TrialOutcome::target_text() const {
   if (!std::isfinite(loss_target)) return "";
@@ -52,6 +52,7 @@ TrialOutcome trial_outcome(ResultsDb& db, const Trial& trial) {
     out.loss_target = metric(last, "loss_target");
     out.size_target = metric(last, "size_target");
     out.size_vs_target = metric(last, "tensorized_size") / out.size_target;
+    out.loss_vs_target = metric(last, "train_loss") - out.loss_target;
     // S0 was set from the size the model had when the late stage began: the last early epoch's.
     const auto early = std::find_if(epochs.rbegin(), epochs.rend(),
                                     [](const EpochRecord& e) { return e.stage == "early"; });

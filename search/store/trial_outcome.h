@@ -17,8 +17,9 @@ struct TrialOutcome {
   // tensorized entries -> "dense", a late-stage epoch -> "late", else "early". "" before any epoch.
   std::string kind;
   // Late stage only (NaN otherwise): L0, S0 in core entries, S0 as a share of the size the early
-  // stage ended at, and the final tensorized size over S0 (1 = S0 reached, above = stopped short).
-  double loss_target, size_target, size_ratio, size_vs_target;
+  // stage ended at, the final tensorized size over S0 (1 = S0 reached, above = stopped short),
+  // and the last epoch's mean training loss minus L0 (the other half of whether a target was met).
+  double loss_target, size_target, size_ratio, size_vs_target, loss_vs_target;
   std::vector<std::string> lost_layers;  // layers with a zero rank at the last recorded epoch
   int64_t epochs = 0;                    // epochs recorded
 
