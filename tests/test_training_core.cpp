@@ -5,6 +5,7 @@
 #include "core/data/dataset.h"
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
+#include "core/layers/ttm_embedding.h"
 #include "core/models/model_kind.h"
 #include "core/training/experiment.h"
 #include "core/training/optimizer.h"
@@ -276,6 +277,71 @@ TEST_CASE("SGD and Adagrad steps against hand-computed updates", "[training_core
     CHECK(opt->param_groups()[0].options().get_lr() == 0.25);
     CHECK(opt->param_groups()[1].options().get_lr() == 0.5);
     CHECK(opt->param_groups()[2].options().get_lr() == 1.0);
+  }
+}
+
+TEST_CASE("AdamW with relative core rates steps each core at its rate times its initial scale",
+          "[training_core]") {
+  // A TT layer 64 -> 64 (modes 4x4x4 each side) and a TTM table: Adam's first step moves every
+  // entry with a gradient by lr·g/|g|, so each core's step is its own rate, checked against the
+  // initialisations' standard deviations computed here: s/sqrt(r_k) with s = (1/128)^(1/12) for
+  // the layer, 1/sqrt(r_k) for the table (r_k the core's right rank).
+  struct Model : torch::nn::Module {
+    Model() {
+      tt = register_module("tt", TTLinear(TTLinearOptions({4, 4, 4}, {4, 4, 4}, {1, 4, 16, 64, 16, 4, 1})));
+      emb = register_module("emb", TTMEmbedding(TTMEmbeddingOptions(60, {3, 4, 5}, {2, 4, 2}, {1, 5, 6, 1})));
+    }
+    TTLinear tt{nullptr};
+    TTMEmbedding emb{nullptr};
+  };
+  at::manual_seed(3);
+  Model m;
+  const double s = std::pow(1.0 / 128, 1.0 / 12);
+  const std::vector<double> expected = {s / 2, s / 4, s / 8, s / 4, s / 2, s, 1 / std::sqrt(5.0),
+                                        1 / std::sqrt(6.0), 1.0};
+  OptimizerConfig c;
+  c.lr_cores = 0.01;
+  c.lr_ranks = 0;
+  c.lr_other = 0;
+  const auto groups = group_parameters(m);
+  REQUIRE(groups.core_scales.size() == expected.size());
+  for (size_t k = 0; k < expected.size(); ++k) CHECK(groups.core_scales[k] == Approx(expected[k]).epsilon(1e-12));
+  // Cores 0-5 are the layer's, 6-8 the table's (lr_embedding_cores 0.03 where given).
+  for (const std::string mode : {"uniform", "relative", "uniform+embedding", "relative+embedding"}) {
+    INFO(mode);
+    const bool relative = mode.rfind("relative", 0) == 0, embedding = mode.find('+') != std::string::npos;
+    c.settings = {{"core_rates", relative ? "relative" : "uniform"}};
+    if (embedding) c.settings["lr_embedding_cores"] = 0.03;
+    std::vector<at::Tensor> before;
+    for (const auto& p : groups.cores) before.push_back(p.detach().clone());
+    auto opt = make_optimizer(m, c);
+    opt->zero_grad();
+    const auto ids = at::arange(60, at::kLong);
+    (m.tt->forward(at::randn({8, 64})).pow(2).sum() + m.emb->forward(ids).pow(3).sum()).backward();
+    opt->step();
+    for (size_t k = 0; k < groups.cores.size(); ++k) {
+      const auto step = (groups.cores[k].detach() - before[k]).abs();
+      const auto moved = groups.cores[k].grad().abs().gt(1e-4);
+      REQUIRE(moved.any().item<bool>());
+      const double rate = (embedding && k >= 6 ? 0.03 : 0.01) * (relative ? expected[k] : 1.0);
+      CHECK(step.masked_select(moved).min().item<double>() == Approx(rate).epsilon(1e-2));
+      CHECK(step.masked_select(moved).max().item<double>() == Approx(rate).epsilon(1e-2));
+    }
+  }
+  SECTION("recorded only when relative, and AdamW's alone") {
+    c.settings = nlohmann::json::object();
+    CHECK_FALSE(c.complete_settings().contains("core_rates"));
+    c.settings = {{"core_rates", "relative"}};
+    CHECK(c.complete_settings().at("core_rates") == "relative");
+    c.settings = {{"lr_embedding_cores", 0.02}};
+    CHECK(c.complete_settings().at("lr_embedding_cores") == 0.02);
+    c.lr_cores = 0;
+    CHECK_THROWS_WITH(make_optimizer(m, c), Catch::Contains("lr_embedding_cores") && Catch::Contains("lr_cores"));
+    c.settings = {{"core_rates", "scaled"}};
+    CHECK_THROWS_WITH(c.complete_settings(), Catch::Contains("core_rates") && Catch::Contains("relative"));
+    c.kind = "sgd";
+    c.settings = {{"core_rates", "relative"}};
+    CHECK_THROWS_WITH(c.complete_settings(), Catch::Contains("core_rates"));
   }
 }
 

@@ -45,6 +45,9 @@ class Tensorized {
   virtual TruncationResult truncate(bool fold = false) = 0;
   // Fresh values at the current ranks, as the layer is initialised (d = 1).
   virtual void reset_parameters() = 0;
+  // The standard deviation each core was drawn with at the last reset_parameters(): the scale
+  // its entries live at, which shrinks as its ranks grow (optimizer.core_rates "relative").
+  virtual std::vector<double> core_init_scales() const = 0;
 };
 
 // d with pruned entries zeroed (differentiable in the surviving entries); d itself when none is

@@ -44,8 +44,11 @@ void TTLinearImpl::reset_parameters() {
   const double out = static_cast<double>(shape_.out_features());
   const double s = std::pow(1.0 / (in + out), 1.0 / (4.0 * static_cast<double>(shape_.d())));
   const auto& r = shape_.ranks();
-  for (size_t k = 0; k < cores_.size(); ++k)
-    cores_[k].normal_(0.0, s / std::sqrt(static_cast<double>(r[k + 1])));
+  init_scales_.clear();
+  for (size_t k = 0; k < cores_.size(); ++k) {
+    init_scales_.push_back(s / std::sqrt(static_cast<double>(r[k + 1])));
+    cores_[k].normal_(0.0, init_scales_.back());
+  }
   for (auto& d : rank_vectors_) d.fill_(1.0);
   if (bias.defined()) {
     const double bound = 1.0 / std::sqrt(out);

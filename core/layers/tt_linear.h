@@ -37,6 +37,7 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
 
   void reset() override;
   void reset_parameters() override;
+  std::vector<double> core_init_scales() const override { return init_scales_; }
   // x: (..., in) -> (..., out). Never forms W.
   at::Tensor forward(const at::Tensor& x);
   void pretty_print(std::ostream& stream) const override;
@@ -63,6 +64,7 @@ class TTLinearImpl : public torch::nn::Cloneable<TTLinearImpl>, public Tensorize
   at::Tensor bias;  // undefined when options.bias() is false
 
  private:
+  std::vector<double> init_scales_;  // set by reset_parameters()
   TTShape shape_;
   std::vector<at::Tensor> cores_;         // core k: (r_{k-1}, s_k, r_k)
   std::vector<at::Tensor> rank_vectors_;  // d_k: (r_k), k = 1..2d-1

@@ -33,8 +33,11 @@ void TTMEmbeddingImpl::reset_parameters() {
   // An entry of the table sums prod_{k<d} r_k products of d core entries, so
   // sigma_k = 1/sqrt(r_k) (right rank) gives it variance 1 whatever the ranks.
   const auto& r = shape_.ranks();
-  for (size_t k = 0; k < cores_.size(); ++k)
-    cores_[k].normal_(0, 1.0 / std::sqrt(static_cast<double>(r[k + 1])));
+  init_scales_.clear();
+  for (size_t k = 0; k < cores_.size(); ++k) {
+    init_scales_.push_back(1.0 / std::sqrt(static_cast<double>(r[k + 1])));
+    cores_[k].normal_(0, init_scales_.back());
+  }
   for (auto& d : rank_vectors_) d.fill_(1);
 }
 

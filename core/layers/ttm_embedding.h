@@ -34,6 +34,7 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
 
   void reset() override;
   void reset_parameters() override;
+  std::vector<double> core_init_scales() const override { return init_scales_; }
   // ids: int64 of any shape -> (..., D). Optimised path: the chain merged into two tables at
   // its cheapest bond, one small GEMM per row (+ dedup).
   at::Tensor forward(const at::Tensor& ids);
@@ -58,6 +59,7 @@ class TTMEmbeddingImpl : public torch::nn::Cloneable<TTMEmbeddingImpl>, public T
   TTMEmbeddingOptions options;
 
  private:
+  std::vector<double> init_scales_;  // set by reset_parameters()
   TTMShape shape_;
   std::vector<at::Tensor> cores_;         // core k: (r_{k-1}, v_k, e_k, r_k)
   std::vector<at::Tensor> rank_vectors_;  // d_k: (r_k), k = 1..d-1

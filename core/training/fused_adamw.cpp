@@ -139,7 +139,9 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
       s.step(s.step() + 1);
       const double beta1 = std::get<0>(o.betas()), beta2 = std::get<1>(o.betas());
       const auto k = static_cast<double>(s.step());
-      const Update u{o.lr(), beta1, beta2, o.eps(), o.weight_decay(),
+      const auto factor = rate_factors_.find(p.unsafeGetTensorImpl());
+      const double lr = factor == rate_factors_.end() ? o.lr() : o.lr() * factor->second;
+      const Update u{lr, beta1, beta2, o.eps(), o.weight_decay(),
                      1 - std::pow(beta1, k), std::sqrt(1 - std::pow(beta2, k)), o.amsgrad()};
       if (fusable(p))
         jobs.push_back(fused_job(p, s, u));
@@ -149,6 +151,13 @@ torch::Tensor FusedAdamW::step(LossClosure closure) {
   }
   run_fused(jobs);
   return loss;
+}
+
+void FusedAdamW::set_rate_factors(const std::vector<at::Tensor>& params,
+                                  const std::vector<double>& factors) {
+  TORCH_CHECK(params.size() == factors.size(), "FusedAdamW: one rate factor per parameter");
+  rate_factors_.clear();
+  for (size_t i = 0; i < params.size(); ++i) rate_factors_[params[i].unsafeGetTensorImpl()] = factors[i];
 }
 
 void FusedAdamW::slice_state(const std::vector<ParamSlice>& slices) {
@@ -192,12 +201,29 @@ class AdamWKind : public OptimizerKind {
   nlohmann::json read(const ConfigReader& o) const override {
     auto s = read_adam_moments(o);
     s["amsgrad"] = o.boolean("amsgrad", false);
+    // Written only when set, so configs recorded before these keys keep their identity.
+    if (o.choice("core_rates", "uniform", {"uniform", "relative"}) == "relative") s["core_rates"] = "relative";
+    if (o.has("lr_embedding_cores")) s["lr_embedding_cores"] = o.number("lr_embedding_cores", 0);
     return s;
   }
   std::unique_ptr<torch::optim::Optimizer> make(const torch::nn::Module&, const ParameterGroups& groups,
                                                 const OptimizerConfig& config) const override {
-    const auto options = adam_options(config.complete_settings(), config.lr_other, config.weight_decay);
-    return std::make_unique<FusedAdamW>(torch_groups(groups, config.rates(), options), options);
+    const auto settings = config.complete_settings();
+    const auto options = adam_options(settings, config.lr_other, config.weight_decay);
+    auto optimizer = std::make_unique<FusedAdamW>(torch_groups(groups, config.rates(), options), options);
+    const bool relative = settings.value("core_rates", "uniform") == "relative";
+    const bool embedding = settings.contains("lr_embedding_cores");
+    if (relative || embedding) {
+      const double ratio = embedding ? settings.at("lr_embedding_cores").get<double>() / config.lr_cores : 1;
+      if (embedding && !(config.lr_cores > 0))
+        throw Error("training.optimizer.lr_embedding_cores is a rate beside lr_cores, which is " +
+                    std::to_string(config.lr_cores) + ": set lr_cores above 0");
+      std::vector<double> factors;
+      for (size_t i = 0; i < groups.cores.size(); ++i)
+        factors.push_back((relative ? groups.core_scales[i] : 1.0) * (groups.embedding_cores[i] ? ratio : 1.0));
+      optimizer->set_rate_factors(groups.cores, factors);
+    }
+    return optimizer;
   }
 };
 

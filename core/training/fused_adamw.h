@@ -10,6 +10,8 @@
 #include <torch/optim/adamw.h>
 
 #include <memory>
+#include <unordered_map>
+#include <vector>
 
 namespace comera {
 
@@ -17,8 +19,16 @@ class FusedAdamW : public torch::optim::AdamW, public SliceableOptimizer {
  public:
   using torch::optim::AdamW::AdamW;
   torch::Tensor step(LossClosure closure = nullptr) override;
+  // Each listed parameter steps at its group's rate times its factor (a core's initial standard
+  // deviation under optimizer.core_rates "relative", times lr_embedding_cores / lr_cores for a
+  // TTM table's cores); the others at the group's rate.
+  void set_rate_factors(const std::vector<at::Tensor>& params, const std::vector<double>& factors);
   // exp_avg, exp_avg_sq (and max_exp_avg_sq) cut like their parameters.
   void slice_state(const std::vector<ParamSlice>& slices) override;
+
+ private:
+  // By TensorImpl: truncation slices a parameter in place, so its identity holds.
+  std::unordered_map<const void*, double> rate_factors_;
 };
 
 class ConfigReader;

@@ -21,6 +21,8 @@ ParameterGroups group_parameters(const torch::nn::Module& model) {
   for (const auto& [name, t] : tensorized_layers(model)) {
     (void)name;
     for (const auto& p : t->cores()) groups.cores.push_back(p), seen.insert(p.unsafeGetTensorImpl());
+    for (double s : t->core_init_scales()) groups.core_scales.push_back(s);
+    groups.embedding_cores.resize(groups.cores.size(), t->layer_kind() == "ttm_embedding");
     for (const auto& p : t->rank_vectors())
       groups.rank_vectors.push_back(p), seen.insert(p.unsafeGetTensorImpl());
   }

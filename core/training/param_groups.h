@@ -17,6 +17,8 @@ namespace comera {
 
 struct ParameterGroups {
   std::vector<at::Tensor> cores, rank_vectors, other;
+  std::vector<double> core_scales;     // each core's initial standard deviation (core_init_scales)
+  std::vector<bool> embedding_cores;   // whether each core belongs to a TTM table
 };
 
 ParameterGroups group_parameters(const torch::nn::Module& model);
