@@ -35,7 +35,7 @@ nlohmann::json tiny_model_json() {
            {{"embedding", {{"vocab_modes", {4, 4, 4}}, {"emb_modes", {2, 2, 2}}, {"ranks", 3}}},
             {"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 3}}},
             {"ffn_in", {{"in_modes", {4, 2}}, {"out_modes", {4, 4}}, {"ranks", 3}}},
-            {"ffn_out", {{"in_modes", {4, 4}}, {"out_modes", {2, 4}}, {"ranks", 3}}}}}};
+            {"ffn_out", {{"format", "ttm"}, {"in_modes", {4, 4}}, {"out_modes", {2, 4}}, {"ranks", 3}}}}}};
 }
 
 // The task's loss on a fixed batch in eval mode: what the model computes, end to end.
@@ -146,6 +146,16 @@ TEST_CASE("an exported model loads back and computes what the checkpoint compute
     }
     const auto w_t = full.reshape({8, 16});  // (in, out)
     CHECK(at::allclose(w_t.t(), dense.at("encoder0.ffn_in.weight").to(at::kDouble), 1e-5, 1e-6));
+
+    // The TTM layer: (1, n1, m1, r1) diag(d1) (r1, n2, m2, 1) -> (n1, m1, n2, m2) -> (n1 n2, m1 m2).
+    const auto ttm = dict.at("tensorized_layers").toGenericDict().at("encoder0.ffn_out").toGenericDict();
+    CHECK(ttm.at("kind").toStringRef() == "ttm_linear");
+    const auto g = ttm.at("cores").toTensorVector();
+    const auto e = ttm.at("rank_vectors").toTensorVector();
+    REQUIRE(g.size() == 2);
+    const auto w = at::einsum("aimr,r,rjnb->ijmn", {g[0].to(at::kDouble), e[0].to(at::kDouble), g[1].to(at::kDouble)})
+                       .reshape({16, 8});
+    CHECK(at::allclose(w.t(), dense.at("encoder0.ffn_out.weight").to(at::kDouble), 1e-5, 1e-6));
   }
 }
 

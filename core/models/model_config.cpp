@@ -138,18 +138,39 @@ LinearSpec read_linear_spec(const ConfigReader& parent, const std::string& key, 
   if (!parent.has(key)) return spec;
   const auto r = parent.object(key);
   spec.tensorized = true;
+  spec.format = r.choice("format", spec.format, {"tt", "ttm"});
   spec.in_modes = r.integers("in_modes");
   spec.out_modes = r.integers("out_modes");
-  std::vector<int64_t> sizes = spec.in_modes;
-  sizes.insert(sizes.end(), spec.out_modes.begin(), spec.out_modes.end());
+  std::vector<int64_t> sizes;
+  if (spec.format == "ttm") {
+    for (size_t k = 0; k < spec.in_modes.size() && k < spec.out_modes.size(); ++k)
+      sizes.push_back(spec.in_modes[k] * spec.out_modes[k]);
+  } else {
+    sizes = spec.in_modes;
+    sizes.insert(sizes.end(), spec.out_modes.begin(), spec.out_modes.end());
+  }
   spec.ranks = read_ranks(r, sizes);
   r.finish();
-  check_shape(r, [&] { TTShape::for_features(in, out, spec.in_modes, spec.out_modes, spec.ranks); });
+  check_shape(r, [&] {
+    if (spec.format == "tt") {
+      TTShape::for_features(in, out, spec.in_modes, spec.out_modes, spec.ranks);
+      return;
+    }
+    int64_t rows = 1;
+    for (const auto n : spec.in_modes) rows *= std::max<int64_t>(n, 1);
+    const TTMShape shape(rows, spec.in_modes, spec.out_modes, spec.ranks);
+    if (shape.padded_vocab() != in || shape.dim() != out)
+      throw Error("TTM modes " + shape.str() + " multiply to " + std::to_string(shape.padded_vocab()) +
+                  " -> " + std::to_string(shape.dim()) + " but the layer is " + std::to_string(in) +
+                  " -> " + std::to_string(out) + "; choose modes whose products match");
+  });
   return spec;
 }
 
 nlohmann::json linear_spec_json(const LinearSpec& s) {
-  return {{"in_modes", s.in_modes}, {"out_modes", s.out_modes}, {"ranks", s.ranks}};
+  nlohmann::json j = {{"in_modes", s.in_modes}, {"out_modes", s.out_modes}, {"ranks", s.ranks}};
+  if (s.format != "tt") j["format"] = s.format;  // written only when not the default: older records keep their identity
+  return j;
 }
 
 namespace {

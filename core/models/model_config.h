@@ -21,12 +21,14 @@ struct LteSpec {
 // low_rank > 0 (model.low_rank), LTE when lte.rank > 0 (model.lte), else dense.
 struct LinearSpec {
   bool tensorized = false;
+  // "tt": TTLinear (input modes, then output modes); "ttm": TTMLinear (a core per mode pair).
+  std::string format = "tt";
   std::vector<int64_t> in_modes, out_modes, ranks;
   int64_t low_rank = 0;
   LteSpec lte;
 };
 
-// parent[key] as a TT layer in -> out (absent: dense), shapes checked; errors name the key.
+// parent[key] as a TT or TTM layer in -> out (absent: dense), shapes checked; errors name the key.
 LinearSpec read_linear_spec(const ConfigReader& parent, const std::string& key, int64_t in, int64_t out);
 nlohmann::json linear_spec_json(const LinearSpec& spec);
 

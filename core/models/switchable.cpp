@@ -3,6 +3,7 @@
 #include "core/layers/low_rank_linear.h"
 #include "core/layers/lte_linear.h"
 #include "core/layers/tt_linear.h"
+#include "core/layers/ttm_linear.h"
 #include "core/layers/ttm_embedding.h"
 #include "core/contract/merged_path.h"
 #include "core/kernels/cpu/thin_gemm.h"
@@ -40,6 +41,15 @@ double rows(const at::Tensor& x) { return static_cast<double>(x.numel() / std::m
 }  // namespace
 
 LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double threshold) {
+  if (spec.tensorized && spec.format == "ttm") {
+    TTMLinear ttm(TTMLinearOptions(spec.in_modes, spec.out_modes, spec.ranks).threshold(threshold));
+    module_ = ttm.ptr();
+    // Forming W (one GEMM per merged half, counted as the dense product it ends in) then x W.
+    forward_ = in_scope(
+        kLinear, [m = ttm.get()](const at::Tensor& x) { return m->forward(x); },
+        [in, out](const at::Tensor& x) { return 6.0 * rows(x) * static_cast<double>(in * out); });
+    return;
+  }
   if (spec.tensorized) {
     TTLinear tt(TTLinearOptions(spec.in_modes, spec.out_modes, spec.ranks).threshold(threshold));
     module_ = tt.ptr();

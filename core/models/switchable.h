@@ -29,7 +29,8 @@ class SwitchableLayer {
 };
 
 // in -> out: torch Linear (weight N(0, 1/(in+out)) like the TT initialisation, bias
-// U(±1/sqrt(out))), TTLinear with the spec's modes and ranks, LowRankLinear or LteLinear.
+// U(±1/sqrt(out))), TTLinear or TTMLinear with the spec's modes and ranks, LowRankLinear or
+// LteLinear.
 class LinearLayer : public SwitchableLayer {
  public:
   LinearLayer() = default;

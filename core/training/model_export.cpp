@@ -3,6 +3,7 @@
 #include "core/data/data_info.h"
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
+#include "core/layers/ttm_linear.h"
 #include "core/layers/ttm_embedding.h"
 #include "core/models/model_kind.h"
 #include "core/training/checkpoint.h"
@@ -47,6 +48,9 @@ Dict layer_entry(const Tensorized& layer, torch::nn::Module& module) {
   if (auto* tt = dynamic_cast<TTLinearImpl*>(&module)) {
     entry.insert("in_modes", int_list(tt->options.in_modes()));
     entry.insert("out_modes", int_list(tt->options.out_modes()));
+  } else if (auto* ttml = dynamic_cast<TTMLinearImpl*>(&module)) {
+    entry.insert("in_modes", int_list(ttml->options.in_modes()));
+    entry.insert("out_modes", int_list(ttml->options.out_modes()));
   } else if (auto* ttm = dynamic_cast<TTMEmbeddingImpl*>(&module)) {
     entry.insert("vocab", ttm->options.vocab());
     entry.insert("vocab_modes", int_list(ttm->options.vocab_modes()));
@@ -67,6 +71,9 @@ void add_dense(c10::Dict<std::string, at::Tensor>& out, const std::string& name,
       out.insert(name + ".bias", tt->bias.detach().clone());
     }
     out.insert(name + ".weight", f.t().contiguous());
+  } else if (auto* ttml = dynamic_cast<TTMLinearImpl*>(&module)) {
+    if (ttml->bias.defined()) out.insert(name + ".bias", ttml->bias.detach().clone());
+    out.insert(name + ".weight", ttml->weight().detach().t().contiguous());
   } else if (auto* ttm = dynamic_cast<TTMEmbeddingImpl*>(&module)) {
     out.insert(name + ".weight", ttm->table().contiguous());
   }
