@@ -64,7 +64,18 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
   CHECK(j["profile"]["parts"].size() == p.parts.size());
   CHECK(j["profile"]["parts"][0]["gflops"].get<double>() > 0);
 
+  // The quick preset's layers are TT matrices: x W as dense, plus forming each W, by hand
+  // (core k's GEMM: the rows and columns so far x r_{k-1} x n_k m_k r_k): attention and pooler
+  // 16·6·96 + 256·6·16, ffn_in 16·6·160 + 512·5·32, ffn_out 32·5·192 + 1024·6·16.
   e = parse_experiment(read_json_file(file), file);
+  const auto ttm = benchmark_step(e.model, e.training, o);
+  REQUIRE(ttm.profile);
+  const double forming = layers * (4 * 33792 + 97280 + 129024) + 33792;
+  CHECK(part(*ttm.profile, "linear layers").flops == Approx(part(p, "linear layers").flops + 6.0 * forming));
+
+  // The long preset's are the paper's TT layers, whose merged path saves FLOPs.
+  const auto long_file = comera::source_dir() + "/experiments/small_two_encoder_long.json";
+  e = parse_experiment(read_json_file(long_file), long_file);
   const auto tt = benchmark_step(e.model, e.training, o);
   REQUIRE(tt.profile);
   CHECK(part(*tt.profile, "linear layers").flops > 0);

@@ -78,6 +78,17 @@ at::Tensor TTMLinearImpl::weight() const {
   return t.squeeze(-1);
 }
 
+int64_t TTMLinearImpl::weight_macs() const {
+  const auto& r = shape_.ranks();
+  const auto& sizes = shape_.chain().core_sizes();
+  int64_t macs = 0, done = sizes[0];
+  for (size_t k = 1; k < sizes.size(); ++k) {
+    macs += done * r[k] * sizes[k] * r[k + 1];
+    done *= sizes[k];
+  }
+  return macs;
+}
+
 at::Tensor TTMLinearImpl::forward(const at::Tensor& x) {
   if (x.dim() < 1 || x.size(-1) != in_features())
     throw Error("TTMLinear " + shape_.str() + ": input has shape " + c10::str(x.sizes()) +

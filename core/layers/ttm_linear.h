@@ -40,6 +40,8 @@ class TTMLinearImpl : public torch::nn::Cloneable<TTMLinearImpl>, public Tensori
   at::Tensor forward(const at::Tensor& x);
   // W (in, out), masked rank vectors applied; differentiable.
   at::Tensor weight() const;
+  // Multiply-adds of one weight() at the current ranks (its GEMMs).
+  int64_t weight_macs() const;
   void pretty_print(std::ostream& stream) const override;
 
   int64_t in_features() const { return shape_.vocab(); }

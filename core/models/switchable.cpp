@@ -44,10 +44,12 @@ LinearLayer::LinearLayer(int64_t in, int64_t out, const LinearSpec& spec, double
   if (spec.tensorized && spec.format == "ttm") {
     TTMLinear ttm(TTMLinearOptions(spec.in_modes, spec.out_modes, spec.ranks).threshold(threshold));
     module_ = ttm.ptr();
-    // Forming W (one GEMM per merged half, counted as the dense product it ends in) then x W.
+    // Forming W (its GEMMs), then x W as a dense layer; forward once, backward twice.
     forward_ = in_scope(
         kLinear, [m = ttm.get()](const at::Tensor& x) { return m->forward(x); },
-        [in, out](const at::Tensor& x) { return 6.0 * rows(x) * static_cast<double>(in * out); });
+        [m = ttm.get(), in, out](const at::Tensor& x) {
+          return 6.0 * (static_cast<double>(m->weight_macs()) + rows(x) * static_cast<double>(in * out));
+        });
     return;
   }
   if (spec.tensorized) {
