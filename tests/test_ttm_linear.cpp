@@ -1,6 +1,6 @@
 // TTMLinear against its weight built entry by entry in this file (float64 autograd): forward,
 // gradients, truncation, the full matrix rank the TTM form has where TTLinear's middle bond caps
-// it, the initialisation's variance, and the format read from a model config.
+// it, the initialisation's variance, the format read from a model config, and a bf16 forward.
 #include "core/formats/core_chain.h"
 #include "core/layers/size.h"
 #include "core/layers/tt_linear.h"
@@ -8,6 +8,7 @@
 #include "core/models/model_config.h"
 #include "core/models/transformer.h"
 #include "core/util/error.h"
+#include "core/util/precision.h"
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
@@ -228,4 +229,42 @@ TEST_CASE("a model config's \"format\": \"ttm\" builds TTM linear layers; errors
   bad["tensorized"]["attention"]["out_modes"] = {4, 4};
   CHECK_THROWS_WITH(parse_model_config(bad), Contains("tensorized.attention") && Contains("8 -> 16") &&
                                                  Contains("8 -> 8"));
+}
+
+TEST_CASE("TTM linear in a bf16 forward: bf16 output near float64, float32 gradients on the parameters",
+          "[ttm_linear][precision]") {
+  torch::manual_seed(6);
+  TTMLinear layer(TTMLinearOptions({4, 4, 4}, {4, 8, 8}, {1, 6, 5, 1}));
+  const auto x = at::randn({256, 64}).requires_grad_();
+  const auto g = at::randn({256, 256});
+  at::Tensor y;
+  {
+    const ForwardPrecision bf16(Precision::Bf16);
+    y = layer->forward(x);
+  }
+  REQUIRE(y.scalar_type() == at::kBFloat16);
+  y.backward(g.to(at::kBFloat16));
+
+  TTMLinear twin(TTMLinearOptions({4, 4, 4}, {4, 8, 8}, {1, 6, 5, 1}));
+  twin->to(at::kDouble);
+  {
+    at::NoGradGuard no_grad;
+    for (size_t k = 0; k < layer->parameters().size(); ++k)
+      twin->parameters()[k].copy_(layer->parameters()[k]);
+  }
+  const auto x64 = x.detach().to(at::kDouble).requires_grad_();
+  const auto y64 = at::mm(x64, entrywise_weight(*twin)) + twin->bias;
+  y64.backward(g.to(at::kDouble));
+  const auto rel = [](const at::Tensor& a, const at::Tensor& b) {
+    return ((a.to(at::kDouble) - b).norm() / b.norm()).item<double>();
+  };
+  CHECK(rel(y, y64) < 1e-2);  // bf16 keeps 8 bits of mantissa: about 4e-3 relative per rounding
+  CHECK(rel(x.grad(), x64.grad()) < 2e-2);
+  for (size_t k = 0; k < layer->cores().size(); ++k) {
+    INFO("core " << k);
+    REQUIRE(layer->cores()[k].grad().scalar_type() == at::kFloat);
+    CHECK(rel(layer->cores()[k].grad(), twin->cores()[k].grad()) < 5e-2);
+  }
+  REQUIRE(layer->bias.grad().scalar_type() == at::kFloat);
+  CHECK(rel(layer->bias.grad(), twin->bias.grad()) < 2e-2);
 }
