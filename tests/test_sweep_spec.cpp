@@ -10,6 +10,7 @@
 #include "search/sweep/shard.h"
 #include "search/sweep/sweep_spec.h"
 #include "search/sweep/trial_expansion.h"
+#include "core/models/model_config.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
@@ -137,6 +138,18 @@ TEST_CASE("shapes: factorised into d modes or given, then rank caps", "[sweep]")
   CHECK(given == json{{"attention", {{"in_modes", {8}}, {"out_modes", {8}}, {"ranks", 2}}}});
 
   const json model = tiny_experiment()["model"];
+  json ttm_model = model;
+  ttm_model["tensorized"]["attention"]["format"] = "ttm";
+  ttm_model["tensorized"]["attention"]["ranks"] = json{1, 3, 1};
+  ttm_model["tensorized"]["attention"]["in_modes"] = json{2, 4};
+  ttm_model["tensorized"]["attention"]["out_modes"] = json{4, 2};
+  const json refactored = model_kind_of(ttm_model).factorise(ttm_model, 3);
+  CHECK(refactored["attention"] ==
+        json{{"format", "ttm"}, {"in_modes", {2, 2, 2}}, {"out_modes", {2, 2, 2}}, {"ranks", 3}});
+  CHECK_FALSE(refactored["ffn_in"].contains("format"));
+  json rebuilt = ttm_model;
+  rebuilt["tensorized"] = refactored;
+  CHECK(parse_model_config(rebuilt).attention.ranks == std::vector<int64_t>{1, 3, 3, 1});
   const json capped = model_kind_of(model).cap_ranks(model, 2);
   CHECK(capped["tensorized"]["attention"]["ranks"] == json{1, 2, 2, 2, 1});
   CHECK(capped["tensorized"]["embedding"]["ranks"] == 2);

@@ -192,6 +192,8 @@ class TransformerKind : public ModelKind {
       }();
       const auto modes = propose_tt_modes(features.first, features.second, d, 1).front();
       out[name] = {{"in_modes", modes.first}, {"out_modes", modes.second}, {"ranks", rank}};
+      // A TT matrix takes the same d input and d output modes, one pair per core.
+      if (layer.contains("format")) out[name]["format"] = layer.at("format");
     }
     return out;
   }
