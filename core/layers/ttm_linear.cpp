@@ -63,8 +63,8 @@ void TTMLinearImpl::reset_parameters() {
 
 at::Tensor TTMLinearImpl::weight() const {
   // Left to right, t (rows so far, columns so far, r) times core k, its new row mode placed
-  // after the old rows and its column mode after the old columns: one GEMM and one copy a core
-  // (the lookup path's gathers cost more than this whole product at these sizes).
+  // after the old rows and its column mode after the old columns: one GEMM and one copy a core,
+  // no row gathers (the lookup path's), since every row of W is wanted.
   const auto cores = scaled_cores(cores_, rank_vectors_, options.threshold());
   at::Tensor t = cores[0].squeeze(0);  // (n_1, m_1, r_1)
   for (size_t k = 1; k < cores.size(); ++k) {
