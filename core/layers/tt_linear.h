@@ -20,7 +20,7 @@ struct ContractionPlan;
 }
 
 struct TTLinearOptions {
-  // ranks: 2d+1 entries with boundary 1s.
+  // ranks: 2d+1 entries with boundary 1s (TTMLinear, which shares these settings: d+1).
   TTLinearOptions(std::vector<int64_t> in_modes, std::vector<int64_t> out_modes,
                   std::vector<int64_t> ranks)
       : in_modes_(std::move(in_modes)), out_modes_(std::move(out_modes)), ranks_(std::move(ranks)) {}

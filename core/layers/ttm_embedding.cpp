@@ -16,15 +16,7 @@ TTMEmbeddingImpl::TTMEmbeddingImpl(TTMEmbeddingOptions options_) : options(std::
 
 void TTMEmbeddingImpl::reset() {
   shape_ = TTMShape(options.vocab(), options.vocab_modes(), options.emb_modes(), options.ranks());
-  cores_.clear();
-  rank_vectors_.clear();
-  const auto& r = shape_.ranks();
-  for (int64_t k = 0; k < shape_.d(); ++k)
-    cores_.push_back(register_parameter(
-        "core" + std::to_string(k),
-        at::empty({r[k], shape_.vocab_modes()[k], shape_.emb_modes()[k], r[k + 1]})));
-  for (int64_t k = 1; k < shape_.d(); ++k)
-    rank_vectors_.push_back(register_parameter("rank" + std::to_string(k), at::ones({r[k]})));
+  register_ttm_chain(*this, shape_, cores_, rank_vectors_);
   reset_parameters();
 }
 

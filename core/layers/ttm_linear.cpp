@@ -28,15 +28,7 @@ void TTMLinearImpl::reset() {
   if (!(options.threshold() >= 0))
     throw Error("TTMLinear " + shape_.str() + ": threshold " + std::to_string(options.threshold()) +
                 " must be >= 0");
-  cores_.clear();
-  rank_vectors_.clear();
-  const auto& r = shape_.ranks();
-  for (int64_t k = 0; k < shape_.d(); ++k)
-    cores_.push_back(register_parameter(
-        "core" + std::to_string(k),
-        at::empty({r[k], shape_.vocab_modes()[k], shape_.emb_modes()[k], r[k + 1]})));
-  for (int64_t k = 1; k < shape_.d(); ++k)
-    rank_vectors_.push_back(register_parameter("rank" + std::to_string(k), at::empty({r[k]})));
+  register_ttm_chain(*this, shape_, cores_, rank_vectors_);
   bias = options.bias() ? register_parameter("bias", at::empty({out_features()})) : at::Tensor();
   reset_parameters();
 }

@@ -7,8 +7,8 @@
 // contraction plans.
 #include "core/formats/ttm_shape.h"
 #include "core/layers/tensorized.h"
+#include "core/layers/tt_linear.h"
 
-#include <torch/arg.h>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
 
@@ -17,17 +17,8 @@
 
 namespace comera {
 
-struct TTMLinearOptions {
-  // ranks: d+1 entries with boundary 1s.
-  TTMLinearOptions(std::vector<int64_t> in_modes, std::vector<int64_t> out_modes,
-                   std::vector<int64_t> ranks)
-      : in_modes_(std::move(in_modes)), out_modes_(std::move(out_modes)), ranks_(std::move(ranks)) {}
-  TORCH_ARG(std::vector<int64_t>, in_modes);
-  TORCH_ARG(std::vector<int64_t>, out_modes);
-  TORCH_ARG(std::vector<int64_t>, ranks);
-  TORCH_ARG(bool, bias) = true;
-  TORCH_ARG(double, threshold) = 1e-2;
-};
+// TTLinear's settings; here ranks has d+1 entries with boundary 1s.
+using TTMLinearOptions = TTLinearOptions;
 
 class TTMLinearImpl : public torch::nn::Cloneable<TTMLinearImpl>, public Tensorized {
  public:

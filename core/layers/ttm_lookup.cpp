@@ -7,6 +7,7 @@
 #include "core/util/precision.h"
 
 #include <ATen/ATen.h>
+#include <torch/nn/module.h>
 
 #include <limits>
 
@@ -100,6 +101,18 @@ at::Tensor checked_flat_ids(const at::Tensor& ids, int64_t vocab, const std::str
                 " (valid ids are 0.." + std::to_string(vocab - 1) +
                 "); check the tokenizer's vocabulary or the data's table size against the layer's");
   return flat;
+}
+
+void register_ttm_chain(torch::nn::Module& module, const TTMShape& shape, std::vector<at::Tensor>& cores,
+                        std::vector<at::Tensor>& rank_vectors) {
+  cores.clear();
+  rank_vectors.clear();
+  const auto& r = shape.ranks();
+  for (int64_t k = 0; k < shape.d(); ++k)
+    cores.push_back(module.register_parameter(
+        "core" + std::to_string(k), at::empty({r[k], shape.vocab_modes()[k], shape.emb_modes()[k], r[k + 1]})));
+  for (int64_t k = 1; k < shape.d(); ++k)
+    rank_vectors.push_back(module.register_parameter("rank" + std::to_string(k), at::ones({r[k]})));
 }
 
 std::vector<at::Tensor> scaled_cores(const std::vector<at::Tensor>& cores,

@@ -3,13 +3,24 @@
 // TTMEmbeddingBag. Cores are (r_{k-1}, v_k, e_k, r_k) with r_0 = r_d = 1; row n of the table is
 // the product of the slices core_k[:, idx_k(n), :, :] along the ranks, its vocabulary
 // multi-index row-major over the cores (first slowest), its embedding multi-index likewise.
+#include "core/formats/ttm_shape.h"
+
 #include <ATen/core/Tensor.h>
 
 #include <cstdint>
 #include <string>
 #include <vector>
 
+namespace torch::nn {
+class Module;
+}
+
 namespace comera {
+
+// A TTM chain's parameters registered on `module` (TTMEmbedding, TTMLinear): "core0".. of shape
+// (r_{k-1}, v_k, e_k, r_k), uninitialised, and the rank vectors "rank1".. at 1.
+void register_ttm_chain(torch::nn::Module& module, const TTMShape& shape, std::vector<at::Tensor>& cores,
+                        std::vector<at::Tensor>& rank_vectors);
 
 // Table s is in lookup layout (V_s, r_{s-1}, E_s, r_s), contiguous. Gathers each id's slices
 // and multiplies them with batched GEMMs (at::bmm), one table after another: (N, prod_s E_s).
