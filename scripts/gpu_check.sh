@@ -6,10 +6,11 @@
 #   bash scripts/gpu_check.sh run [STEPS]    # there: unpack, configure, build, test, benchmark
 # STEPS (comma-separated, default build,test,bench):
 #   build  unpack the packages, configure against python3's LibTorch, build with every core
-#   test   the CUDA tests first, then the whole suite at 2 threads a test, and a cuda-gdb
-#          backtrace of the first test file that crashes
-#   bench  docs/gpu.md's tables: bench step for TT, dense and GaLore at batch 1-128, bench layer,
-#          bench ttm and tune (JSON, and a summary table)
+#   test   the CUDA tests first; after the benchmarks, the whole suite at 2 threads a test in
+#          what is left of the round (COMERA_SECONDS, default 540), and a cuda-gdb backtrace of
+#          the first test file that fails
+#   bench  docs/gpu.md's tables: bench step for TT, dense and GaLore at batch 1-128, a profile
+#          of the TT step, bench layer, bench ttm and tune (JSON, and a summary table)
 # Logs and summary.md go to $OUT (the device tool's folder) or /tmp/gpu_check. The working tree
 # needs .devdeps/ and data/vocab/ beside it (the device tool's carry).
 set -uo pipefail
@@ -74,25 +75,11 @@ case "${1:-}" in
     fi
     cli=$build/comera
     if has test; then
-      # The GPU's own tests first (short), then the whole suite.
+      # The GPU's own tests first (short); the whole suite after the benchmarks.
       timeout 240 ctest --test-dir "$build" -R 'test_cuda|test_remove_tree' --output-on-failure \
         > "$out/cuda_tests.log" 2>&1
       echo "- CUDA tests: rc $?, $(elapsed)" | tee -a "$summary"
       grep -E "tests passed|tests failed|\*\*\*|Failed" "$out/cuda_tests.log" | tee -a "$summary"
-    fi
-    if has test; then
-      OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} timeout "${COMERA_CTEST_SECONDS:-170}" ctest --test-dir "$build" -j"$(nproc)" --timeout 300 \
-        --output-on-failure > "$out/ctest.log" 2>&1
-      echo "- ctest: rc $?, $(elapsed)" | tee -a "$summary"
-      grep -E "tests passed|tests failed|Total Test time" "$out/ctest.log" | tee -a "$summary"
-      grep -E "\*\*\*|Not Run|Skipped" "$out/ctest.log" | head -40 | tee -a "$summary"
-      failed=$(sed -n 's/^[0-9]*:\(test_[a-z0-9_]*\).*/\1/p' "$build/Testing/Temporary/LastTestsFailed.log" 2>/dev/null)
-      for t in $(echo "$failed" | head -1); do
-        echo "=== $t" >> "$out/backtraces.log"
-        COMERA_CLI=$cli timeout 60 cuda-gdb -q -batch -ex 'set pagination off' -ex run -ex bt \
-          --args "$build/comera_tests" "-#" "[#$t]" 2>&1 | grep -v "Cuda Driver error\|New Thread\|exited\]" \
-          | tail -60 >> "$out/backtraces.log"
-      done
     fi
     if has bench; then
       # docs/gpu.md's tables: the six-encoder step, TT against dense, then GaLore and one layer.
@@ -106,12 +93,14 @@ case "${1:-}" in
           echo >> "$bench"
         done
       done
-      for b in 1 32; do
+      for b in 1 8 32 64 128; do
         row=$(timeout 120 "$cli" bench step --device cuda --batch $b --warmup 3 --repeats 10 --method galore \
               --json 2>>"$out/bench.log") || row=null
         echo "{\"batch\": $b, \"method\": \"galore\", \"result\": ${row:-null}}" | tr -d '\n' >> "$bench"
         echo >> "$bench"
       done
+      echo "\$ comera bench step --device cuda --batch 32 --profile" >> "$out/bench.log"
+      timeout 60 "$cli" bench step --device cuda --batch 32 --warmup 3 --repeats 10 --profile >> "$out/bench.log" 2>&1
       timeout 60 "$cli" bench layer --device cuda --json > "$out/layer.json" 2>>"$out/bench.log"
       for args in "bench ttm --device cuda --ids 4096,40000 --repeats 5" \
                   "tune --device cuda --in-modes 12,8,8 --out-modes 8,8,12 --rank 30 --tokens 4096 --budget-ms 300 --db /tmp/tune.db"; do
@@ -141,6 +130,24 @@ try:
 except Exception as e:
     print("- bench layer: no result (" + str(e) + ")")
 PY
+    fi
+    if has test; then
+      # The suite goes last and gets what is left of the round (COMERA_SECONDS, default 540), less a
+      # minute for a backtrace, so that the round ends before the device tool's limit.
+      left=$(( ${COMERA_SECONDS:-540} - ($(date +%s) - start) - 70 )); [ $left -lt 60 ] && left=60
+      echo "- suite: $left s left for ctest" >> "$summary"
+      OMP_NUM_THREADS=${OMP_NUM_THREADS:-2} timeout $left ctest --test-dir "$build" -j"$(nproc)" --timeout 300 \
+        --output-on-failure > "$out/ctest.log" 2>&1
+      echo "- ctest: rc $?, $(elapsed)" | tee -a "$summary"
+      grep -E "tests passed|tests failed|Total Test time" "$out/ctest.log" | tee -a "$summary"
+      grep -E "\*\*\*|Not Run|Skipped" "$out/ctest.log" | head -40 | tee -a "$summary"
+      failed=$(sed -n 's/^[0-9]*:\(test_[a-z0-9_]*\).*/\1/p' "$build/Testing/Temporary/LastTestsFailed.log" 2>/dev/null)
+      for t in $(echo "$failed" | head -1); do
+        echo "=== $t" >> "$out/backtraces.log"
+        COMERA_CLI=$cli timeout 60 cuda-gdb -q -batch -ex 'set pagination off' -ex run -ex bt \
+          --args "$build/comera_tests" "-#" "[#$t]" 2>&1 | grep -v "Cuda Driver error\|New Thread\|exited\]" \
+          | tail -60 >> "$out/backtraces.log"
+      done
     fi
     ;;
   -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;

@@ -4,8 +4,25 @@
 
 #include <ATen/ATen.h>
 #include <ATen/autocast_mode.h>
+#include <torch/version.h>
 
 namespace comera {
+
+namespace {
+// LibTorch 2.4 keys autocast's state by device type and deprecates the per-device spellings
+// (each call then warns); 1.13 has only those.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 4)
+bool cpu_autocast() { return at::autocast::is_autocast_enabled(at::kCPU); }
+void set_cpu_autocast(bool on) { at::autocast::set_autocast_enabled(at::kCPU, on); }
+at::ScalarType cpu_autocast_dtype() { return at::autocast::get_autocast_dtype(at::kCPU); }
+void set_cpu_autocast_dtype(at::ScalarType t) { at::autocast::set_autocast_dtype(at::kCPU, t); }
+#else
+bool cpu_autocast() { return at::autocast::is_cpu_enabled(); }
+void set_cpu_autocast(bool on) { at::autocast::set_cpu_enabled(on); }
+at::ScalarType cpu_autocast_dtype() { return at::autocast::get_autocast_cpu_dtype(); }
+void set_cpu_autocast_dtype(at::ScalarType t) { at::autocast::set_autocast_cpu_dtype(t); }
+#endif
+}  // namespace
 
 const char* precision_name(Precision p) { return p == Precision::Bf16 ? "bf16" : "fp32"; }
 
@@ -21,25 +38,25 @@ void require_precision(Precision p, const c10::Device& device, const std::string
 }
 
 ForwardPrecision::ForwardPrecision(Precision p)
-    : previous_(at::autocast::is_cpu_enabled()), previous_dtype_(at::autocast::get_autocast_cpu_dtype()) {
-  at::autocast::set_cpu_enabled(p == Precision::Bf16);
-  at::autocast::set_autocast_cpu_dtype(at::kBFloat16);
+    : previous_(cpu_autocast()), previous_dtype_(cpu_autocast_dtype()) {
+  set_cpu_autocast(p == Precision::Bf16);
+  set_cpu_autocast_dtype(at::kBFloat16);
   at::autocast::increment_nesting();
 }
 
 ForwardPrecision::~ForwardPrecision() {
   if (at::autocast::decrement_nesting() == 0) at::autocast::clear_cache();
-  at::autocast::set_cpu_enabled(previous_);
-  at::autocast::set_autocast_cpu_dtype(previous_dtype_);
+  set_cpu_autocast(previous_);
+  set_cpu_autocast_dtype(previous_dtype_);
 }
 
 bool lower_precision_forward(const c10::Device& device) {
-  return device.is_cpu() && at::autocast::is_cpu_enabled();
+  return device.is_cpu() && cpu_autocast();
 }
 
 at::Tensor compute_cast(const at::Tensor& t) {
   if (!t.defined() || t.scalar_type() != at::kFloat || !lower_precision_forward(t.device())) return t;
-  return at::autocast::cached_cast(at::autocast::get_autocast_cpu_dtype(), t, c10::DeviceType::CPU);
+  return at::autocast::cached_cast(cpu_autocast_dtype(), t, c10::DeviceType::CPU);
 }
 
 at::Tensor float_activation(const at::Tensor& t) {
