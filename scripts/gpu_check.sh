@@ -23,7 +23,7 @@ case "${1:-}" in
     mkdir -p .devdeps
     grep -qx '/.devdeps/' .git/info/exclude 2>/dev/null || echo '/.devdeps/' >> .git/info/exclude
     (cd .devdeps && apt-get download libsqlitecpp-dev nlohmann-json3-dev libcxxopts-dev catch2 \
-       libsqlite3-dev libgloo-dev libssl-dev zlib1g-dev)
+       libsqlite3-dev libgloo-dev libssl-dev zlib1g-dev libzip-dev libzip4)
     ;;
   run)
     out=${OUT:-/tmp/gpu_check}; mkdir -p "$out"
@@ -48,6 +48,9 @@ case "${1:-}" in
         if [ -n "$shared" ]; then rm -f "$lib/lib$name.a" "$lib/lib$name.so"; ln -s "$shared" "$lib/lib$name.so"
         else echo "- no shared lib$name here: the static archive is linked" >> "$summary"; fi
       done
+      # pkg-config files name /usr as their prefix: point them at the unpacked tree.
+      sed -i "s|^prefix=/usr|prefix=$deps/usr|" $lib/pkgconfig/*.pc
+      export PKG_CONFIG_PATH=$lib/pkgconfig
       prefix=$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)')
       arch=$(nvidia-smi --query-gpu=compute_cap --format=csv,noheader 2>/dev/null | head -1 | tr -d '. ')
       cuda_flags=()
