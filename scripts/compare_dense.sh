@@ -13,9 +13,11 @@
 #   pre-training) in both builds, then start each build's run from its own checkpoint (--init).
 # The extra flags go to every `comera train`. CONFIG defaults to experiments/small_two_encoder.json
 # and needs the default task's data (`build/comera data build-wordnet`) unless the config or the
-# flags point elsewhere. Runs are not recorded in the results database.
+# flags point elsewhere. Runs are not recorded in the results database. COMERA names the comera
+# binary (default build/comera).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+comera=${COMERA:-build/comera}
 seeds=0
 jobs=1
 fixed=false
@@ -26,7 +28,7 @@ while [ $# -gt 0 ]; do
     --jobs) jobs=$2; shift 2 ;;
     --pretrain) pretrain=$2; shift 2 ;;
     --fixed-ranks) fixed=true; shift ;;
-    -h|--help) sed -n '2,16p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
+    -h|--help) sed -n '2,17p' "$0" | sed 's/^# \{0,1\}//'; exit 0 ;;
     *) break ;;
   esac
 done
@@ -51,13 +53,13 @@ train() {
   [ -n "$seed" ] && flags+=(--seed "$seed")
   local name="${build}_${seed:-own}"
   if [ -n "$pretrain" ]; then
-    echo "== $name pre-training: build/comera train --config $pretrain ${flags[*]} $*" >&2
-    build/comera train --config "$pretrain" "${flags[@]}" --no-db --quiet --json \
+    echo "== $name pre-training: $comera train --config $pretrain ${flags[*]} $*" >&2
+    "$comera" train --config "$pretrain" "${flags[@]}" --no-db --quiet --json \
       --checkpoint "$work/pre_$name.pt" "$@" > "$work/pre_$name.json"
     flags+=(--init "$work/pre_$name.pt")
   fi
-  echo "== $name: build/comera train --config $config ${flags[*]} $*" >&2
-  build/comera train --config "$config" "${flags[@]}" --no-db --quiet --json \
+  echo "== $name: $comera train --config $config ${flags[*]} $*" >&2
+  "$comera" train --config "$config" "${flags[@]}" --no-db --quiet --json \
     --checkpoint "$work/$name.pt" "$@" > "$work/$name.json"
 }
 

@@ -49,7 +49,9 @@ TEST_CASE("compare_dense.sh --seeds prints each build's mean and standard error 
     dense_loss.push_back(dense["eval_loss"]);
     gap.push_back(100 * (tt["accuracy"].get<double>() - dense["accuracy"].get<double>()));
   }
-  const auto r = comera::run_process({"bash", comera::source_dir() + "/scripts/compare_dense.sh", "--seeds", "3", "--jobs", "2",
+  // COMERA: the binary under test, wherever the build is (not the source tree's build/).
+  const auto r = comera::run_process({"env", "COMERA=" + comera::testing::cli_path(), "bash",
+                                      comera::source_dir() + "/scripts/compare_dense.sh", "--seeds", "3", "--jobs", "2",
                                       "--fixed-ranks", config, "--data", data, "--threads", "1"},
                                      "compare_dense.sh", comera::ErrorOutput::Discard);
   INFO(r.output);

@@ -135,7 +135,7 @@ const Recorded kLearningHaswell[] = {{1.1520688255627951, 1.2399971485137939, 0.
 }  // namespace
 
 TEST_CASE("classification learns its task to the recorded figures, then shrinks in the late stage",
-          "[reference_run]") {
+          "[reference_run][openblas]") {
   const auto blas = blas_kernels();
   INFO("BLAS: " << blas.describe());
   // Cooperlake and SapphireRapids run SkylakeX's float kernels (their own add bf16).

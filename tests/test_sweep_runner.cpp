@@ -600,7 +600,7 @@ TEST_CASE("comera sweep refuses a plot over the spec's base experiment file", "[
   CHECK(json::parse(std::ifstream(dir.file("base.json"))) == base);
 }
 
-TEST_CASE("comera sweep --plot writes the front's plot also with --no-front", "[sweep][cli]") {
+TEST_CASE("comera sweep --plot writes the front's plot also with --no-front", "[sweep][cli][gnuplot]") {
   REQUIRE(std::system("command -v gnuplot >/dev/null 2>&1") == 0);  // scripts/setup.sh installs it
   TempDir dir;
   const std::string spec = write_spec(dir, tiny_sweep(1));
