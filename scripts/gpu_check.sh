@@ -37,12 +37,8 @@ case "${1:-}" in
       python3 -c 'import torch; print("- PyTorch", torch.__version__, "CUDA", torch.version.cuda)'
       echo "- $(g++ --version | head -1); $(nproc) cores; $(grep -m1 'model name' /proc/cpuinfo | cut -d: -f2)"
     } > "$summary"
-    # The unpacked packages; libzip's shared library is among them, which installed copies
-    # (test_install) find through LD_LIBRARY_PATH, having no build-tree RPATH.
-    deps=/tmp/deps
-    export LD_LIBRARY_PATH=$deps/usr/lib/x86_64-linux-gnu${LD_LIBRARY_PATH:+:$LD_LIBRARY_PATH}
     if has build; then
-      mkdir -p $deps
+      deps=/tmp/deps; mkdir -p $deps
       for f in .devdeps/*.deb; do dpkg -x "$f" $deps; done
       # The -dev packages carry static archives and links to shared libraries they do not ship:
       # link against this system's shared copies instead, so one copy of each is in the process.
