@@ -238,12 +238,16 @@ TEST_CASE("every preset in experiments/ loads", "[models]") {
     ++presets;
   }
   CHECK(presets >= 3);
-  // The small preset's longer variant (docs/training.md): encoder ranks up to 12, 24 epochs.
+  // The small preset's longer variant (docs/training.md): 24 epochs, dropout, FFN layers as
+  // Kronecker products (TT matrices at rank 1), no late stage.
   const auto long_run = load_experiment(preset("small_two_encoder_long.json"));
   const auto long_config = parse_model_config(long_run.model.settings);
   CHECK(long_run.training.epochs == 24);
-  CHECK(long_config.ffn_in.ranks == std::vector<int64_t>{1, 4, 12, 12, 12, 8, 1});
-  CHECK(long_run.training.late.loss_target == 0.6);
+  CHECK(long_config.dropout == 0.1);
+  CHECK(long_config.ffn_in.format == "ttm");
+  CHECK(long_config.ffn_in.ranks == std::vector<int64_t>{1, 1, 1, 1});
+  CHECK(long_config.embedding.ranks == std::vector<int64_t>{1, 23, 23, 23, 1});
+  CHECK_FALSE(long_run.training.late.enabled);
   const auto e = load_experiment(preset("mnli_six_encoder.json"));
   CHECK(e.training.batch_size == 32);
   CHECK(e.training.optimizer.lr_cores == 1e-4);

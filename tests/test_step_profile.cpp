@@ -73,9 +73,9 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
   const double forming = layers * (4 * 33792 + 97280 + 129024) + 33792;
   CHECK(part(*ttm.profile, "linear layers").flops == Approx(part(p, "linear layers").flops + 6.0 * forming));
 
-  // The long preset's are the paper's TT layers, whose merged path saves FLOPs.
-  const auto long_file = comera::source_dir() + "/experiments/small_two_encoder_long.json";
-  e = parse_experiment(read_json_file(long_file), long_file);
+  // The quickstart's are the paper's TT layers, whose merged path saves FLOPs.
+  const auto tt_file = comera::source_dir() + "/experiments/sweeps/quickstart_base.json";
+  e = parse_experiment(read_json_file(tt_file), tt_file);
   const auto tt = benchmark_step(e.model, e.training, o);
   REQUIRE(tt.profile);
   CHECK(part(*tt.profile, "linear layers").flops > 0);
