@@ -12,7 +12,7 @@
 #   bench  docs/gpu.md's tables: bench step for TT, dense and GaLore at batch 1-128, a profile
 #          of the TT step, bench layer, bench ttm and tune (JSON, and a summary table)
 # Logs and summary.md go to $OUT (the device tool's folder) or /tmp/gpu_check. The working tree
-# needs .devdeps/ and data/vocab/ beside it (the device tool's carry).
+# needs .devdeps/, data/vocab/ and third_party/npm/ beside it (the device tool's carry).
 set -uo pipefail
 cd "$(dirname "$0")/.."
 steps=${2:-build,test,bench}
@@ -153,6 +153,6 @@ PY
       done
     fi
     ;;
-  -h|--help) sed -n '2,14p' "$0" | sed 's/^# \{0,1\}//' ;;
+  -h|--help) sed -n '2,15p' "$0" | sed 's/^# \{0,1\}//' ;;
   *) echo "usage: $0 fetch|run [STEPS] (--help for what each does)" >&2; exit 2 ;;
 esac
