@@ -63,6 +63,13 @@ std::vector<int64_t> front_trials(const FrontResult& r) {
   return out;
 }
 
+// The front plot of the sample study (kOutcomes), its database in dir.
+FrontPlot sample_plot(TempDir& dir) {
+  make_study(dir.file("r.db"), kOutcomes);
+  auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
+  return front_plot(study_front(db, {"s", "", {}, {}}));
+}
+
 }  // namespace
 
 TEST_CASE("study front: non-dominated complete trials and their hypervolume", "[pareto]") {
@@ -140,9 +147,7 @@ TEST_CASE("table cells rounded for reading by what they measure", "[pareto]") {
 
 TEST_CASE("front plot: staircase, dominated points and published figures", "[pareto]") {
   TempDir dir;
-  make_study(dir.file("r.db"), kOutcomes);
-  auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
-  const auto plot = front_plot(study_front(db, {"s", "", {}, {}}));
+  const auto plot = sample_plot(dir);
   CHECK(plot.front.size() == 3);
   CHECK(plot.dominated.size() == 1);  // #4
   REQUIRE(plot.published.size() == 1);
@@ -158,9 +163,7 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
 
 TEST_CASE("front plot: gnuplot draws the PNG", "[pareto][gnuplot]") {
   TempDir dir;
-  make_study(dir.file("r.db"), kOutcomes);
-  auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
-  const auto plot = front_plot(study_front(db, {"s", "", {}, {}}));
+  const auto plot = sample_plot(dir);
   bool have_gnuplot = false;
   try {
     have_gnuplot = comera::run_process({"gnuplot", "--version"}, "gnuplot").status == 0;
@@ -175,7 +178,7 @@ TEST_CASE("front plot: gnuplot draws the PNG", "[pareto][gnuplot]") {
   CHECK(std::string(magic + 1, 3) == "PNG");
 }
 
-TEST_CASE("comera pareto prints the front and writes the plot", "[pareto][cli]") {
+TEST_CASE("comera pareto prints the front, as a table, JSON or CSV", "[pareto][cli]") {
   TempDir dir;
   make_study(dir.file("r.db"), kOutcomes);
   auto run = [&](const std::string& args, int& status) {
