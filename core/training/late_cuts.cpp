@@ -180,7 +180,13 @@ CutDecision LateCuts::judge(torch::nn::Module& model, torch::optim::Optimizer& o
   out.slices = static_cast<int64_t>(state_.pending.size());
   const auto measured = "objective " + fixed(out.objective) + " (L " + fixed(loss) + ", size " + fixed(size) +
                         " of the initial)";
-  if (std::isfinite(out.objective) && out.objective <= state_.objective_before) {
+  // The minimum of the max lies where the gaps cross. A cut of several slices that carried the
+  // loss gap past the size gap may have passed a better point; it is undone and halved like a
+  // rejected one, since cut slices never come back.
+  const auto& l = config_;
+  const bool crossed = state_.pending.size() > 1 &&
+                       l.omega_loss * (loss - l.loss_target) > l.omega_size * (size - size_target);
+  if (std::isfinite(out.objective) && out.objective <= state_.objective_before && !crossed) {
     out.kind = CutDecision::Kind::Kept;
     out.notices.push_back("late stage: kept the cut of " + where(state_.pending) + ": " + measured +
                           " is no worse than " + fixed(state_.objective_before) + " before it");
@@ -200,8 +206,9 @@ CutDecision LateCuts::judge(torch::nn::Module& model, torch::optim::Optimizer& o
   state_.settled = state_.pending.size() == 1;
   state_.cap = saved / 2;
   state_.skip_next = true;
-  out.notices.push_back("late stage: restored " + where(state_.pending) + ": " + measured + " is worse than " +
-             fixed(state_.objective_before) + " before the cut; " +
+  out.notices.push_back("late stage: restored " + where(state_.pending) + ": " + measured +
+             (crossed ? " has the loss gap past the size gap, the balance overshot"
+                      : " is worse than " + fixed(state_.objective_before) + " before the cut") + "; " +
              (state_.settled ? std::string("no further cuts (the objective is at a minimum along them)")
                              : "later cuts remove at most " + std::to_string(static_cast<int64_t>(state_.cap)) +
                                    " core entries"));
@@ -227,6 +234,9 @@ CutDecision LateCuts::decide(torch::nn::Module& model, torch::optim::Optimizer& 
   const double size_gap = l.omega_size * (size - size_target), loss_gap = l.omega_loss * (loss - l.loss_target);
   if (!(size_gap > loss_gap)) return out;
   double budget = l.cut_fraction * (size_gap - loss_gap) / l.omega_size * initial_size_;
+  // One cut stops at S0: past it the size gap no longer binds, and a loss gap far below zero
+  // (a loose L0, or a small omega_size) would otherwise ask for the whole model at once.
+  if (size > size_target) budget = std::min(budget, (size - size_target) * initial_size_);
   if (state_.cap > 0) budget = std::min(budget, state_.cap);
   auto all = candidates(model);
   std::stable_sort(all.begin(), all.end(), [](const Candidate& a, const Candidate& b) { return a.share < b.share; });

@@ -8,10 +8,10 @@
 // is measured with the exact size S and L the mean task loss over the window's second half.
 // While the size gap binds, the weakest slices (least share of their bond's energy
 // |d_i| ||left slice|| ||right slice||, invariant to moving scale between d and the cores) are
-// masked, enough to close cut_fraction of the gap difference. The next window trains with them
-// masked; the cut is kept (cut out for real) if f is no worse, else the slices come back and
-// later cuts are at most half as large. A rejected single slice ends the cutting: f is then at
-// a minimum along the cuts.
+// masked, enough to close cut_fraction of the gap difference without passing S0 in one cut.
+// The next window trains with them masked; the cut is kept (cut out for real) if f is no
+// worse, else the slices come back and later cuts are at most half as large. A rejected
+// single slice ends the cutting: f is then at a minimum along the cuts.
 #include "core/training/train_config.h"
 
 #include <nlohmann/json.hpp>
