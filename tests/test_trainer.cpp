@@ -272,13 +272,19 @@ TEST_CASE("the late stage starts at the configured epoch or step", "[trainer]") 
   }
 }
 
-TEST_CASE("a layer pruned to rank 0 is named in a notice, once", "[trainer]") {
-  // Threshold 1: every rank entry that the size penalty moves below its initial 1 is cut.
+TEST_CASE("a layer pruned to rank 0 is named in a notice, once, with what keeps it", "[trainer]") {
+  // Threshold 1: every rank entry that the size penalty, or without one the task loss, moves
+  // below its initial 1 is cut.
+  const double gamma = GENERATE(1.0, 0.0);  // 0: no size term, and no late stage either
+  INFO("gamma " << gamma);
   const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(6, 2);
   std::vector<std::string> notices;
   auto options = quiet();
   options.on_notice = [&](const std::string& text) { notices.push_back(text); };
-  Trainer t(tiny_model(1.0), tiny_training(), pairs_data(train, eval), options);
+  auto c = tiny_training();
+  c.early.gamma = gamma;
+  c.late.enabled = gamma > 0;
+  Trainer t(tiny_model(1.0), c, pairs_data(train, eval), options);
   const auto r = t.run();
   std::set<std::string> lost;
   for (const auto& layer : r.epochs.back().size.layers)
@@ -292,6 +298,9 @@ TEST_CASE("a layer pruned to rank 0 is named in a notice, once", "[trainer]") {
   CHECK(std::count_if(notices.begin(), notices.end(), [](const std::string& text) {
           return text.find("lost every rank") != std::string::npos;
         }) == static_cast<long>(lost.size()));
+  for (const auto& text : notices)
+    if (text.find("lost every rank") != std::string::npos)
+      CHECK_THAT(text, Contains(gamma > 0 ? "a smaller gamma" : "no size term acts"));
 }
 
 TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", "[trainer]") {

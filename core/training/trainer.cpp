@@ -356,8 +356,11 @@ EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
     if (std::find(layer.ranks.begin(), layer.ranks.end(), 0) != layer.ranks.end() &&
         lost_layers_.insert(layer.name).second)
       notice("layer " + layer.name + " lost every rank of a bond (ranks " + join_list(layer.ranks) +
-             "): its output is zero from here on, so the model can no longer use it (less size "
-             "pressure keeps it: a larger S0 or L0, a smaller gamma)");
+             "): its output is zero from here on, so the model can no longer use it " +
+             (state_.late || config_.early.gamma > 0
+                  ? "(less size pressure keeps it: a larger S0 or L0, a smaller gamma)"
+                  : "(no size term acts: the task loss moved a rank vector under the model's "
+                    "rank_threshold; a smaller rank_threshold, optimizer.lr_ranks 0 or fixed ranks keep it)"));
   if (state_.steps > 0) {
     m.step_time_ms = 1e3 * state_.step_seconds / static_cast<double>(state_.steps);
     m.tokens_per_s = static_cast<double>(state_.tokens) / std::max(1e-9, state_.step_seconds);
