@@ -171,6 +171,10 @@ double LateCuts::objective(double loss, double size, double size_target) const {
       .item<double>();
 }
 
+LateCuts::Gaps LateCuts::gaps(double loss, double size, double size_target) const {
+  return {config_.omega_loss * (loss - config_.loss_target), config_.omega_size * (size - size_target)};
+}
+
 CutDecision LateCuts::judge(torch::nn::Module& model, torch::optim::Optimizer& optimizer, double loss,
                             double size, double size_target, bool fold) {
   CutDecision out;
@@ -183,9 +187,8 @@ CutDecision LateCuts::judge(torch::nn::Module& model, torch::optim::Optimizer& o
   // The minimum of the max lies where the gaps cross. A cut of several slices that carried the
   // loss gap past the size gap may have passed a better point; it is undone and halved like a
   // rejected one, since cut slices never come back.
-  const auto& l = config_;
-  const bool crossed = state_.pending.size() > 1 &&
-                       l.omega_loss * (loss - l.loss_target) > l.omega_size * (size - size_target);
+  const auto after = gaps(loss, size, size_target);
+  const bool crossed = state_.pending.size() > 1 && after.loss > after.size;
   if (std::isfinite(out.objective) && out.objective <= state_.objective_before && !crossed) {
     out.kind = CutDecision::Kind::Kept;
     out.notices.push_back("late stage: kept the cut of " + where(state_.pending) + ": " + measured +
@@ -231,9 +234,9 @@ CutDecision LateCuts::decide(torch::nn::Module& model, torch::optim::Optimizer& 
     return out;
   }
   const auto& l = config_;
-  const double size_gap = l.omega_size * (size - size_target), loss_gap = l.omega_loss * (loss - l.loss_target);
-  if (!(size_gap > loss_gap)) return out;
-  double budget = l.cut_fraction * (size_gap - loss_gap) / l.omega_size * initial_size_;
+  const auto now = gaps(loss, size, size_target);
+  if (!(now.size > now.loss)) return out;
+  double budget = l.cut_fraction * (now.size - now.loss) / l.omega_size * initial_size_;
   // One cut stops at S0: past it the size gap no longer binds, and a loss gap far below zero
   // (a loose L0, or a small omega_size) would otherwise ask for the whole model at once.
   if (size > size_target) budget = std::min(budget, (size - size_target) * initial_size_);

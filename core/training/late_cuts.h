@@ -84,6 +84,11 @@ class LateCuts {
   // The window's mean loss (NaN when its second half had no step); starts the next window.
   double take_window_loss();
   double objective(double loss, double size, double size_target) const;
+  // The weighted gaps omega_loss (L - L0) and omega_size (S - S0), the two terms of f's max.
+  struct Gaps {
+    double loss, size;
+  };
+  Gaps gaps(double loss, double size, double size_target) const;
   CutDecision judge(torch::nn::Module& model, torch::optim::Optimizer& optimizer, double loss,
                     double size, double size_target, bool fold);
 
