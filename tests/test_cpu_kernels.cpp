@@ -1,9 +1,11 @@
 // The fused CPU kernels against float64 ATen: the attention's row softmax with a bias row (every
 // row length through the vector width's tails, padding bias, wide score ranges) and its
-// softmax-and-dropout backward, the fused GELU with its gradient, and the tiled transpose.
+// softmax-and-dropout backward, the fused GELU with its gradient, the tiled transpose, and the
+// bf16 thin GEMMs.
 #include "core/kernels/cpu/cpu_features.h"
 #include "core/kernels/cpu/gelu.h"
 #include "core/kernels/cpu/softmax_rows.h"
+#include "core/kernels/cpu/thin_gemm_bf16.h"
 #include "core/kernels/cpu/transpose.h"
 #include "tests/support/catch.h"
 
@@ -110,4 +112,108 @@ TEST_CASE("tiled transpose equals ATen's, with row scales, zero padding and ever
           CHECK((B.narrow(1, padded, ldb - padded) == 7).all().item<bool>());
           CHECK((B[cols] == 7).all().item<bool>());
         }
+}
+
+namespace {
+
+using comera::thin_bf16::bf16;
+
+// Random values that bf16 holds exactly, as float64 (the reference's inputs) and bf16.
+at::Tensor bf16_values(at::IntArrayRef sizes) {
+  return at::randn(sizes).to(at::kBFloat16).to(at::kDouble);
+}
+bf16* bf16_ptr(at::Tensor& t) { return t.data_ptr<at::BFloat16>(); }
+
+// A bf16 result: each element within bf16 rounding (2^-8 relative) of the float64 product of
+// the same bf16 inputs, plus float32 accumulation.
+void check_rounded(const at::Tensor& got, const at::Tensor& want) {
+  const auto err = (got.to(at::kDouble) - want).abs();
+  const double floor = 1e-5 * want.abs().max().item<double>();
+  CHECK((err - (want.abs() * (1.0 / 256) + floor)).max().item<double>() <= 0);
+}
+
+}  // namespace
+
+TEST_CASE("bf16 thin GEMMs match float64 products of their bf16 inputs, every tail",
+          "[kernels][avx512bf16]") {
+  REQUIRE(comera::thin_bf16::enabled());
+  namespace tb = comera::thin_bf16;
+  at::manual_seed(8);
+  for (const int64_t rp : {16, 32, 48, 64})
+    for (const int64_t m : {1, 7, 13, 48}) {
+      INFO("rp " << rp << " rows " << m);
+      // C = A·B, k even, rows of A and C wider than used.
+      for (const int64_t k : {2, 30, 64}) {
+        INFO("k " << k);
+        const auto A = bf16_values({m, k + 4}), B = bf16_values({k, rp});
+        auto A16 = A.to(at::kBFloat16);
+        const auto B32 = B.to(at::kFloat);
+        auto P = at::empty({k * rp}, at::kBFloat16);
+        tb::pack_pairs(B32.data_ptr<float>(), rp, k, rp, bf16_ptr(P));
+        auto C = at::full({m, rp + 3}, 7.0f).to(at::kBFloat16);
+        tb::a_b(bf16_ptr(A16), k + 4, m, k, bf16_ptr(P), rp, bf16_ptr(C), rp + 3);
+        check_rounded(C.narrow(1, 0, rp), A.narrow(1, 0, k).mm(B));
+        CHECK((C.narrow(1, rp, 3).to(at::kFloat) == 7).all().item<bool>());
+      }
+      // C (+)= Aᵀ·B over interleaved row pairs, B a column slice of a wider matrix (a layer's
+      // columns of the stacked U), odd row counts padded with a zero row.
+      for (const int64_t k : {1, 17, 40}) {
+        INFO("k " << k);
+        const int64_t wide = rp + 32, off = 16;
+        const auto A = bf16_values({m, k}), B = bf16_values({m, wide});
+        auto A16 = A.to(at::kBFloat16), B16 = B.to(at::kBFloat16);
+        const int64_t pairs = (m + 1) / 2;
+        auto Ai = at::empty({pairs * k * 2}, at::kBFloat16);
+        auto Bi = at::empty({pairs * wide * 2}, at::kBFloat16);
+        tb::interleave_rows(bf16_ptr(A16), k, m, k, bf16_ptr(Ai));
+        tb::interleave_rows(bf16_ptr(B16), wide, m, wide, bf16_ptr(Bi));
+        const auto want = A.t().mm(B.narrow(1, off, rp));
+        for (const bool add : {false, true}) {
+          INFO("add " << add);
+          const auto C0 = at::randn({k, rp});
+          auto C = C0.clone();
+          tb::at_b(bf16_ptr(Ai), k, pairs, k, bf16_ptr(Bi) + 2 * off, wide, rp, C.data_ptr<float>(),
+                   rp, add);
+          const auto expected = add ? want + C0.to(at::kDouble) : want;
+          CHECK((C.to(at::kDouble) - expected).abs().max().item<double>() <
+                1e-5 * (expected.abs().max().item<double>() + 1));
+        }
+      }
+    }
+  // Interleaving: pair t holds rows 2t and 2t+1 column by column; an odd last row pairs with 0.
+  {
+    const auto A = at::arange(1, 1 + 3 * 19).reshape({3, 19}).to(at::kBFloat16);
+    auto A16 = A.clone();
+    auto P = at::empty({2, 19, 2}, at::kBFloat16);
+    tb::interleave_rows(bf16_ptr(A16), 19, 3, 19, bf16_ptr(P));
+    CHECK(at::equal(P[0], at::stack({A[0], A[1]}, 1)));
+    CHECK(at::equal(P[1], at::stack({A[2], at::zeros({19}, at::kBFloat16)}, 1)));
+  }
+  // C (m, n) = A (m, rp)·B (rp, n) + bias, every column tail, the stacked-rank inner sizes.
+  for (const int64_t rp : {16, 32, 96})
+    for (const int64_t n : {16, 37, 64, 100, 130})
+      for (const bool bias : {false, true}) {
+        INFO("rp " << rp << " n " << n << " bias " << bias);
+        const int64_t m = 13;
+        const auto A = bf16_values({m, rp + 2}), B = bf16_values({rp, n}), b = bf16_values({n});
+        auto A16 = A.to(at::kBFloat16);
+        const auto B32 = B.to(at::kFloat), b32 = b.to(at::kFloat);
+        auto P = at::empty({rp * n}, at::kBFloat16);
+        tb::pack_pairs(B32.data_ptr<float>(), n, rp, n, bf16_ptr(P));
+        auto C = at::full({m, n + 5}, 7.0f).to(at::kBFloat16);
+        tb::a_wide(bf16_ptr(A16), rp + 2, m, rp, bf16_ptr(P), n,
+                   bias ? b32.data_ptr<float>() : nullptr, bf16_ptr(C), n + 5);
+        auto want = A.narrow(1, 0, rp).mm(B);
+        if (bias) want = want + b;
+        check_rounded(C.narrow(1, 0, n), want);
+        CHECK((C.narrow(1, n, 5).to(at::kFloat) == 7).all().item<bool>());
+      }
+  // Column sums in float32 over rows with a stride, every tail.
+  for (const int64_t n : {1, 16, 37}) {
+    const auto A = bf16_values({9, n + 3});
+    auto A16 = A.to(at::kBFloat16);
+    auto s = at::ones({n});
+    tb::col_sum_add(bf16_ptr(A16), n + 3, 9, n, s.data_ptr<float>());
+    CHECK((s.to(at::kDouble) - (A.narrow(1, 0, n).sum(0) + 1)).abs().max().item<double>() < 1e-5);
+  }
 }

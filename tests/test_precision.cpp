@@ -64,58 +64,63 @@ std::string temp_path(const std::string& name) {
 TEST_CASE("a TT layer's bf16 forward and backward match float64, through pruned and dead bonds",
           "[precision]") {
   enum Case { Full, Pruned, Dead };
-  for (const Case c : {Full, Pruned, Dead}) {
-    INFO((c == Full ? "full ranks" : c == Pruned ? "some entries pruned" : "a bond pruned whole"));
-    at::manual_seed(5);
-    TTLinear layer(TTLinearOptions({4, 4, 4}, {4, 8, 2}, {1, 4, 8, 12, 6, 2, 1}));
-    {
-      at::NoGradGuard no_grad;
-      for (auto& d : layer->rank_vectors()) d.uniform_(0.5, 1.5);
-      if (c == Pruned) layer->rank_vectors()[1].narrow(0, 0, 3).fill_(1e-3);
-      if (c == Dead) layer->rank_vectors()[2].fill_(1e-3);
-      layer->bias.uniform_(-1, 1);
-    }
-    // 2048 rows: fewer take the float32 path (checked below).
-    const auto x = at::randn({2048, 64}).requires_grad_();
-    const auto g = at::randn({2048, 64});
-    at::Tensor y;
-    {
-      const ForwardPrecision bf16(Precision::Bf16);
-      y = layer->forward(x);
-    }
-    REQUIRE(y.scalar_type() == at::kBFloat16);
-    y.backward(g.to(at::kBFloat16));
+  // Fast: the bf16 kernels where the CPU has AVX512-BF16 (tests/test_cpu_kernels.cpp checks
+  // them alone), else the composite path, which off always takes.
+  for (const bool fast : {true, false})
+    for (const Case c : {Full, Pruned, Dead}) {
+      INFO("fast kernels " << fast);
+      const FastKernelsGuard kernels(fast);
+      INFO((c == Full ? "full ranks" : c == Pruned ? "some entries pruned" : "a bond pruned whole"));
+      at::manual_seed(5);
+      TTLinear layer(TTLinearOptions({4, 4, 4}, {4, 8, 2}, {1, 4, 8, 12, 6, 2, 1}));
+      {
+        at::NoGradGuard no_grad;
+        for (auto& d : layer->rank_vectors()) d.uniform_(0.5, 1.5);
+        if (c == Pruned) layer->rank_vectors()[1].narrow(0, 0, 3).fill_(1e-3);
+        if (c == Dead) layer->rank_vectors()[2].fill_(1e-3);
+        layer->bias.uniform_(-1, 1);
+      }
+      // 2048 rows: fewer take the float32 path (checked below).
+      const auto x = at::randn({2048, 64}).requires_grad_();
+      const auto g = at::randn({2048, 64});
+      at::Tensor y;
+      {
+        const ForwardPrecision bf16(Precision::Bf16);
+        y = layer->forward(x);
+      }
+      REQUIRE(y.scalar_type() == at::kBFloat16);
+      y.backward(g.to(at::kBFloat16));
 
-    std::vector<at::Tensor> cores64, ranks64;
-    for (const auto& t : layer->cores()) cores64.push_back(t.detach().to(at::kDouble).requires_grad_());
-    for (const auto& t : layer->rank_vectors()) ranks64.push_back(t.detach().to(at::kDouble).requires_grad_());
-    const auto bias64 = layer->bias.detach().to(at::kDouble).requires_grad_();
-    const auto x64 = x.detach().to(at::kDouble).requires_grad_();
-    const auto y64 = x64.mm(dense_weight(cores64, ranks64, layer->threshold())) + bias64;
-    y64.backward(g.to(at::kDouble));
+      std::vector<at::Tensor> cores64, ranks64;
+      for (const auto& t : layer->cores()) cores64.push_back(t.detach().to(at::kDouble).requires_grad_());
+      for (const auto& t : layer->rank_vectors()) ranks64.push_back(t.detach().to(at::kDouble).requires_grad_());
+      const auto bias64 = layer->bias.detach().to(at::kDouble).requires_grad_();
+      const auto x64 = x.detach().to(at::kDouble).requires_grad_();
+      const auto y64 = x64.mm(dense_weight(cores64, ranks64, layer->threshold())) + bias64;
+      y64.backward(g.to(at::kDouble));
 
-    if (c == Dead) {
-      CHECK(relative_error(y, y64) < 1e-2);  // the bias alone, rounded to bf16
-    } else {
-      check_bf16_close(y, y64, "output");
-      check_bf16_close(x.grad(), x64.grad(), "input gradient", 5e-2);
+      if (c == Dead) {
+        CHECK(relative_error(y, y64) < 1e-2);  // the bias alone, rounded to bf16
+      } else {
+        check_bf16_close(y, y64, "output");
+        check_bf16_close(x.grad(), x64.grad(), "input gradient", 5e-2);
+      }
+      // Master weights: float32 parameters get float32 gradients.
+      for (size_t k = 0; k < cores64.size(); ++k) {
+        const auto& grad = layer->cores()[k].grad();
+        REQUIRE(grad.scalar_type() == at::kFloat);
+        if (c == Dead) CHECK(grad.abs().max().item<double>() == 0.0);
+        else check_bf16_close(grad, cores64[k].grad(), "core " + std::to_string(k), 5e-2);
+      }
+      for (size_t k = 0; k < ranks64.size(); ++k) {
+        const auto& grad = layer->rank_vectors()[k].grad();
+        REQUIRE(grad.scalar_type() == at::kFloat);
+        if (c == Dead) CHECK(grad.abs().max().item<double>() == 0.0);
+        else check_bf16_close(grad, ranks64[k].grad(), "rank vector " + std::to_string(k + 1), 5e-2);
+      }
+      REQUIRE(layer->bias.grad().scalar_type() == at::kFloat);
+      CHECK(relative_error(layer->bias.grad(), bias64.grad()) < 1e-2);
     }
-    // Master weights: float32 parameters get float32 gradients.
-    for (size_t k = 0; k < cores64.size(); ++k) {
-      const auto& grad = layer->cores()[k].grad();
-      REQUIRE(grad.scalar_type() == at::kFloat);
-      if (c == Dead) CHECK(grad.abs().max().item<double>() == 0.0);
-      else check_bf16_close(grad, cores64[k].grad(), "core " + std::to_string(k), 5e-2);
-    }
-    for (size_t k = 0; k < ranks64.size(); ++k) {
-      const auto& grad = layer->rank_vectors()[k].grad();
-      REQUIRE(grad.scalar_type() == at::kFloat);
-      if (c == Dead) CHECK(grad.abs().max().item<double>() == 0.0);
-      else check_bf16_close(grad, ranks64[k].grad(), "rank vector " + std::to_string(k + 1), 5e-2);
-    }
-    REQUIRE(layer->bias.grad().scalar_type() == at::kFloat);
-    CHECK(relative_error(layer->bias.grad(), bias64.grad()) < 1e-2);
-  }
 }
 
 TEST_CASE("a TT layer in a bf16 forward takes the float32 path below 2048 rows", "[precision]") {

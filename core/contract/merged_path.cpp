@@ -3,6 +3,7 @@
 #include "core/kernels/cpu/blas_gemm.h"
 #include "core/kernels/cpu/gemm_team.h"
 #include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm_bf16.h"
 #include "core/kernels/cpu/transpose.h"
 #include "core/util/precision.h"
 
@@ -86,6 +87,14 @@ std::vector<float>& scratch(int i) {
 }
 float* scratch(int i, int64_t n) {
   auto& b = scratch(i);
+  if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
+  return b.data();
+}
+
+// bf16 scratch of one thread (the bf16 batch products' interleaved operands).
+thin_bf16::bf16* bf16_scratch(int i, int64_t n) {
+  thread_local std::vector<thin_bf16::bf16> buffers[4];
+  auto& b = buffers[i];
   if (static_cast<int64_t>(b.size()) < n) b.resize(static_cast<size_t>(n));
   return b.data();
 }
@@ -228,13 +237,23 @@ void peel_output_side(const Chain& c, const std::vector<at::Tensor>& suffix, flo
   std::copy(G, G + c.r[c.K - 1] * c.s[c.K - 1], dcores[c.K - 1].data_ptr<float>());
 }
 
-bool use_kernels(const at::Tensor& x, at::TensorList cores, at::TensorList ranks) {
-  const int64_t rank = cores[cores.size() / 2].size(0);
-  // A bf16 forward takes the composite path, whose matmuls autocast runs in bf16 (oneDNN).
-  if (!(thin::enabled() && cpu::has_blas_gemm<float>() && x.device().is_cpu() &&
-        !lower_precision_forward(x.device()) &&
-        x.scalar_type() == at::kFloat && rank > 0 && thin::padded(rank) <= thin::kMaxPaddedRank))
+// low: a bf16 forward, whose batch products take the bf16 kernels (pairs along in and out, so
+// both even); without AVX512-BF16 it takes the composite path, whose matmuls autocast runs in
+// bf16 (oneDNN).
+bool use_kernels(const at::Tensor& x, at::TensorList cores, at::TensorList ranks, bool low) {
+  const int64_t K = static_cast<int64_t>(cores.size()), rank = cores[K / 2].size(0);
+  if (!(thin::enabled() && cpu::has_blas_gemm<float>() && x.device().is_cpu() && rank > 0 &&
+        thin::padded(rank) <= thin::kMaxPaddedRank))
     return false;
+  if (low) {
+    int64_t out = 1;
+    for (int64_t k = K / 2; k < K; ++k) out *= cores[k].size(1);
+    if (!thin_bf16::enabled() || x.size(-1) % 2 || out % 2 ||
+        (x.scalar_type() != at::kFloat && x.scalar_type() != at::kBFloat16))
+      return false;
+  } else if (x.scalar_type() != at::kFloat) {
+    return false;
+  }
   for (const auto& t : cores)
     if (!t.device().is_cpu() || t.scalar_type() != at::kFloat || !t.is_contiguous()) return false;
   for (const auto& t : ranks)
@@ -310,11 +329,23 @@ std::vector<Member> members(at::TensorList cores, at::TensorList ranks,
   return m;
 }
 
+thin_bf16::bf16* bf16_data(const at::Tensor& t) {
+  return t.data_ptr<at::BFloat16>();
+}
+
+// A (k, n) float32 merge as bf16 pairs along its k rows (thin_bf16::pack_pairs).
+at::Tensor pack(const at::Tensor& A, int64_t k, int64_t n) {
+  auto P = at::empty({(k + 1) / 2, n, 2}, A.options().dtype(at::kBFloat16));
+  thin_bf16::pack_pairs(data(A), n, k, n, bf16_data(P));
+  return P;
+}
+
 // The kernel path for a group of layers reading the same x (one layer, or a self-attention's Q,
 // K and V): core merges by BLAS with the chains' sides shared out between the threads, batch
 // GEMMs by the thin kernels at r_d padded to rp (x read once per chunk for all the layers, and
 // one dX for all), and a backward by hand from the saved merges. No ATen op runs except
-// allocations.
+// allocations. A bf16 x (a bf16 forward) takes the bf16 batch kernels: the merges stay float32
+// and are packed as bf16 pairs, and x, T, Y and dX are bf16.
 class MergedGroup : public torch::autograd::Function<MergedGroup> {
  public:
   // bias: the biases present, in layer order. train: a backward will follow, so the transposed
@@ -326,7 +357,8 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     const auto G = static_cast<int64_t>(m.size());
     const int threads = at::get_num_threads();
     const int64_t in = m[0].in, B = x.numel() / in, RP = m.back().off + m.back().rp;
-    const auto options = x.options();
+    const bool low = x.scalar_type() == at::kBFloat16;
+    const auto options = x.options().dtype(at::kFloat);
     auto out_sizes = x.sizes().vec();  // x's leading shape, then each layer's out
     // Per layer: the merges (prefix[d-1] is L padded to (in, rp)), Rd = diag(d_d)·R with rows
     // padded to rp and, for the backward, Rdᵀ (out, rp); the layers' Lᵀ stacked (RP, in).
@@ -380,24 +412,50 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     std::vector<const float*> bp(G, nullptr);
     for (int64_t g = 0, b = 0; g < G; ++g)
       if (layout[2 * g + 1]) bp[g] = data(bias[b++]);
+    const auto batch_options = low ? options.dtype(at::kBFloat16) : options;
     for (int64_t g = 0; g < G; ++g) {
-      T[g] = at::empty({B, m[g].rp}, options);
+      T[g] = at::empty({B, m[g].rp}, batch_options);
       out_sizes.back() = m[g].out;
-      Y[g] = at::empty(out_sizes, options);
+      Y[g] = at::empty(out_sizes, batch_options);
     }
-    const float* xp = data(X);
-    for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
-      for (int64_t i = begin; i < end; i += kChunkRows) {
-        const int64_t n = std::min(kChunkRows, end - i);
-        for (int64_t g = 0; g < G; ++g) {
-          const Member& l = m[g];
-          float* tp = T[g].data_ptr<float>() + i * l.rp;
-          thin::a_b(xp + i * in, in, n, in, data(prefix[g][l.c.d - 1]), l.rp, l.rp, tp, l.rp);
-          thin::a_wide(tp, l.rp, n, l.rp, data(Rd[g]), l.out, bp[g],
-                       Y[g].data_ptr<float>() + i * l.out, l.out, stream(B, l.out));
-        }
+    if (low) {
+      // The merges as bf16 pairs: L and Rd along their rows (in, r_d) here, Rdᵀ and the stacked
+      // Lᵀ along theirs (out, RP) for the backward.
+      std::vector<at::Tensor> Lq(G), Rq(G);
+      for (int64_t g = 0; g < G; ++g) {
+        Lq[g] = pack(prefix[g][m[g].c.d - 1], in, m[g].rp);
+        Rq[g] = pack(Rd[g], m[g].rp, m[g].out);
+        if (train) RdT[g] = pack(RdT[g], m[g].out, m[g].rp);
       }
-    });
+      if (train) LT = pack(LT, RP, in);
+      const auto* xp = bf16_data(X);
+      for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; i += kChunkRows) {
+          const int64_t n = std::min(kChunkRows, end - i);
+          for (int64_t g = 0; g < G; ++g) {
+            const Member& l = m[g];
+            auto* tp = bf16_data(T[g]) + i * l.rp;
+            thin_bf16::a_b(xp + i * in, in, n, in, bf16_data(Lq[g]), l.rp, tp, l.rp);
+            thin_bf16::a_wide(tp, l.rp, n, l.rp, bf16_data(Rq[g]), l.out, bp[g],
+                              bf16_data(Y[g]) + i * l.out, l.out);
+          }
+        }
+      });
+    } else {
+      const float* xp = data(X);
+      for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
+        for (int64_t i = begin; i < end; i += kChunkRows) {
+          const int64_t n = std::min(kChunkRows, end - i);
+          for (int64_t g = 0; g < G; ++g) {
+            const Member& l = m[g];
+            float* tp = T[g].data_ptr<float>() + i * l.rp;
+            thin::a_b(xp + i * in, in, n, in, data(prefix[g][l.c.d - 1]), l.rp, l.rp, tp, l.rp);
+            thin::a_wide(tp, l.rp, n, l.rp, data(Rd[g]), l.out, bp[g],
+                         Y[g].data_ptr<float>() + i * l.out, l.out, stream(B, l.out));
+          }
+        }
+      });
+    }
 
     if (train) {
       variable_list saved{X, LT};
@@ -439,50 +497,94 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
     const at::Tensor &X = saved[0], &LT = saved[1];
     const int threads = at::get_num_threads();
     const int64_t in = X.size(-1), B = X.numel() / in, RP = m.back().off + m.back().rp;
-    const auto options = X.options();
+    const bool low = X.scalar_type() == at::kBFloat16;
+    const auto options = X.options().dtype(at::kFloat);
     const int64_t parts = part_count(B, threads);
 
     std::vector<at::Tensor> dY(G), vt(G), xtu(G), db(G);
     for (int64_t g = 0; g < G; ++g) {
       const Member& l = m[g];
-      dY[g] = grads[g].reshape({B, l.out});
+      dY[g] = grads[g].to(X.scalar_type()).reshape({B, l.out});
       if (dY[g].stride(1) != 1) dY[g] = dY[g].contiguous();
       vt[g] = at::empty({parts, l.out, l.rp}, options);
       xtu[g] = at::empty({parts, in, l.rp}, options);
       db[g] = at::empty({parts, layout[2 * g + 1] ? l.out : 0}, options);
     }
-    auto u = at::empty({parts, kChunkRows, RP}, options);
     at::Tensor dx;
-    if (ctx->needs_input_grad(0)) dx = at::empty(X.sizes(), options);
-    float* dxp = dx.defined() ? dx.data_ptr<float>() : nullptr;
-    const float *xp = data(X), *lt = data(LT);
-    for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
-      float* up = u.data_ptr<float>() + p * kChunkRows * RP;
+    if (ctx->needs_input_grad(0)) dx = at::empty(X.sizes(), X.options());
+    // Zeroes part p's sums where it has no rows (the first chunk writes them otherwise).
+    const auto clear_part = [&](int64_t p, bool empty) {
       for (int64_t g = 0; g < G; ++g) {
         if (db[g].size(1)) std::fill_n(db[g].data_ptr<float>() + p * m[g].out, m[g].out, 0.0f);
-        if (begin == end) {
+        if (empty) {
           std::fill_n(vt[g].data_ptr<float>() + p * m[g].out * m[g].rp, m[g].out * m[g].rp, 0.0f);
           std::fill_n(xtu[g].data_ptr<float>() + p * in * m[g].rp, in * m[g].rp, 0.0f);
         }
       }
-      for (int64_t i = begin; i < end; i += kChunkRows) {
-        const int64_t n = std::min(kChunkRows, end - i);
-        const bool add = i > begin;  // the first chunk writes the part's sums
-        for (int64_t g = 0; g < G; ++g) {
-          const Member& l = m[g];
-          const int64_t ldy = dY[g].stride(0);
-          const float* dyc = data(dY[g]) + i * ldy;
-          const float* tp = data(saved[first[g]]) + i * l.rp;
-          thin::a_b(dyc, ldy, n, l.out, data(saved[first[g] + 1]), l.rp, l.rp, up + l.off, RP);
-          thin::at_b(dyc, ldy, n, l.out, tp, l.rp, l.rp, vt[g].data_ptr<float>() + p * l.out * l.rp,
-                     l.rp, add);
-          if (db[g].size(1)) thin::col_sum_add(dyc, ldy, n, l.out, db[g].data_ptr<float>() + p * l.out);
-          thin::at_b(xp + i * in, in, n, in, up + l.off, RP, l.rp,
-                     xtu[g].data_ptr<float>() + p * in * l.rp, l.rp, add);
+    };
+    if (low) {
+      // As below, with the reductions over rows (Vᵀ and Xᵀ·U) on row pairs interleaved per chunk.
+      int64_t widest = in;
+      for (const Member& l : m) widest = std::max(widest, l.out);
+      const auto* xp = bf16_data(X);
+      auto* dxp = dx.defined() ? bf16_data(dx) : nullptr;
+      for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
+        clear_part(p, begin == end);
+        auto* up = bf16_scratch(0, kChunkRows * RP);
+        auto* ui = bf16_scratch(1, kChunkRows * RP);
+        auto* xi = bf16_scratch(2, kChunkRows * in);
+        auto* wi = bf16_scratch(3, kChunkRows * widest + kChunkRows * thin::kMaxPaddedRank);
+        auto* ti = wi + kChunkRows * widest;
+        for (int64_t i = begin; i < end; i += kChunkRows) {
+          const int64_t n = std::min(kChunkRows, end - i), pairs = (n + 1) / 2;
+          const bool add = i > begin;
+          thin_bf16::interleave_rows(xp + i * in, in, n, in, xi);
+          for (int64_t g = 0; g < G; ++g) {
+            const Member& l = m[g];
+            const int64_t ldy = dY[g].stride(0);
+            const auto* dyc = bf16_data(dY[g]) + i * ldy;
+            thin_bf16::a_b(dyc, ldy, n, l.out, bf16_data(saved[first[g] + 1]), l.rp, up + l.off,
+                           RP);
+            thin_bf16::interleave_rows(dyc, ldy, n, l.out, wi);
+            thin_bf16::interleave_rows(bf16_data(saved[first[g]]) + i * l.rp, l.rp, n, l.rp, ti);
+            thin_bf16::at_b(wi, l.out, pairs, l.out, ti, l.rp, l.rp,
+                            vt[g].data_ptr<float>() + p * l.out * l.rp, l.rp, add);
+            if (db[g].size(1))
+              thin_bf16::col_sum_add(dyc, ldy, n, l.out, db[g].data_ptr<float>() + p * l.out);
+          }
+          thin_bf16::interleave_rows(up, RP, n, RP, ui);
+          for (int64_t g = 0; g < G; ++g)
+            thin_bf16::at_b(xi, in, pairs, in, ui + 2 * m[g].off, RP, m[g].rp,
+                            xtu[g].data_ptr<float>() + p * in * m[g].rp, m[g].rp, add);
+          if (dxp) thin_bf16::a_wide(up, RP, n, RP, bf16_data(LT), in, nullptr, dxp + i * in, in);
         }
-        if (dxp) thin::a_wide(up, RP, n, RP, lt, in, nullptr, dxp + i * in, in, stream(B, in));
-      }
-    });
+      });
+    } else {
+      auto u = at::empty({parts, kChunkRows, RP}, options);
+      float* dxp = dx.defined() ? dx.data_ptr<float>() : nullptr;
+      const float *xp = data(X), *lt = data(LT);
+      for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
+        float* up = u.data_ptr<float>() + p * kChunkRows * RP;
+        clear_part(p, begin == end);
+        for (int64_t i = begin; i < end; i += kChunkRows) {
+          const int64_t n = std::min(kChunkRows, end - i);
+          const bool add = i > begin;  // the first chunk writes the part's sums
+          for (int64_t g = 0; g < G; ++g) {
+            const Member& l = m[g];
+            const int64_t ldy = dY[g].stride(0);
+            const float* dyc = data(dY[g]) + i * ldy;
+            const float* tp = data(saved[first[g]]) + i * l.rp;
+            thin::a_b(dyc, ldy, n, l.out, data(saved[first[g] + 1]), l.rp, l.rp, up + l.off, RP);
+            thin::at_b(dyc, ldy, n, l.out, tp, l.rp, l.rp, vt[g].data_ptr<float>() + p * l.out * l.rp,
+                       l.rp, add);
+            if (db[g].size(1)) thin::col_sum_add(dyc, ldy, n, l.out, db[g].data_ptr<float>() + p * l.out);
+            thin::at_b(xp + i * in, in, n, in, up + l.off, RP, l.rp,
+                       xtu[g].data_ptr<float>() + p * in * l.rp, l.rp, add);
+          }
+          if (dxp) thin::a_wide(up, RP, n, RP, lt, in, nullptr, dxp + i * in, in, stream(B, in));
+        }
+      });
+    }
 
     std::vector<at::Tensor> dcores(ncores), dranks(ncores - G);
     for (int64_t k = 0; k < ncores; ++k) dcores[k] = at::empty(cores[k].sizes(), options);
@@ -568,7 +670,8 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
                                      const std::vector<MergedPathLayer>& layers) {
   TORCH_CHECK(!layers.empty(), "merged_paths: needs at least one layer");
   TORCH_CHECK(x.dim() >= 1, "merged_path: x must be (..., in), got a scalar");
-  if (lower_precision_forward(x.device()) && x.numel() < kBf16MinRows * x.size(-1)) {
+  const bool low = lower_precision_forward(x.device());
+  if (low && x.numel() < kBf16MinRows * x.size(-1)) {
     const ForwardPrecision fp32(Precision::Fp32);
     return merged_paths(float_activation(x), layers);
   }
@@ -580,7 +683,7 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
     int64_t in = 1;
     for (size_t k = 0; k < l.cores.size() / 2; ++k) in *= l.cores[k].size(1);
     TORCH_CHECK(in == x.size(-1), "merged_path: x has ", x.size(-1), " columns, the layer reads ", in);
-    kernels = kernels && use_kernels(x, l.cores, l.ranks);
+    kernels = kernels && use_kernels(x, l.cores, l.ranks, low);
   }
   std::vector<at::Tensor> out;
   if (!kernels) {
@@ -607,8 +710,8 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
     grad = grad || needs_grad(l.bias) || std::any_of(l.cores.begin(), l.cores.end(), needs_grad) ||
            std::any_of(l.ranks.begin(), l.ranks.end(), needs_grad);
   }
-  return MergedGroup::apply(x, at::TensorList(cores), at::TensorList(ranks), at::TensorList(bias),
-                            layout, at::GradMode::is_enabled() && grad);
+  return MergedGroup::apply(low ? compute_cast(x) : x, at::TensorList(cores), at::TensorList(ranks),
+                            at::TensorList(bias), layout, at::GradMode::is_enabled() && grad);
 }
 
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,

@@ -2,6 +2,7 @@
 // the paper's three layer shapes, side by side in one process (search/bench/layer_benchmark.h).
 #include "search/bench/layer_benchmark.h"
 #include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm_bf16.h"
 #include "core/kernels/fast_kernels.h"
 #include "core/util/blas_kernels.h"
 #include "core/util/comma_list.h"
@@ -17,6 +18,15 @@
 
 namespace comera::cli {
 namespace {
+
+// What runs a TT layer's batch products (core/contract/merged_path.cpp): a bf16 forward of
+// fewer than 2048 rows takes the float32 kernels.
+const char* tt_kernels(bool cpu, bool bf16) {
+  if (!cpu || !thin::enabled()) return "composite ATen path";
+  if (!bf16) return "AVX-512 kernels";
+  return thin_bf16::enabled() ? "AVX512-BF16 kernels (float32 kernels under 2048 rows)"
+                              : "composite ATen path, oneDNN bf16 (float32 kernels under 2048 rows)";
+}
 
 int run(int argc, char** argv) {
   auto options = make_options(
@@ -57,7 +67,7 @@ int run(int argc, char** argv) {
     log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()
         << " threads, median of " << o.repeats << " (after " << o.warmup << " warm-up), precision "
         << precision_name(precision) << ", TT batch GEMMs: "
-        << (thin::enabled() && cpu && !bf16 ? "AVX-512 kernels" : "composite ATen path") << ", dense GEMMs: "
+        << tt_kernels(cpu, bf16) << ", dense GEMMs: "
         << (!cpu ? "the device's (cuBLAS)" : bf16 ? "oneDNN bf16" : blas_kernels().describe()) << "\n";
     benchmark_layers(o, [&](const LayerBenchmarkRow& row) {
       rows.push_back(row.to_json());

@@ -1,6 +1,7 @@
 #include "core/kernels/cpu/thin_gemm.h"
 
 #include "core/kernels/cpu/cpu_features.h"
+#include "core/kernels/cpu/thin_dispatch.h"
 #include "core/kernels/fast_kernels.h"
 
 #include <c10/util/Exception.h>
@@ -22,10 +23,6 @@ int64_t padded(int64_t r) { return (r + 15) / 16 * 16; }
 
 #ifdef COMERA_THIN_X86
 namespace {
-
-// Rows per register block when each row holds NV accumulator vectors: MR·NV <= 24 leaves
-// registers for the NV loads and the broadcast.
-constexpr int block_rows(int nv) { return nv == 1 ? 16 : nv == 2 ? 12 : nv == 3 ? 8 : 6; }
 
 // MR rows of C, NV vectors each: C[j] (+)= Σ_t A[j·sj + t·st] · B[t], t < steps; rows of B and C
 // ldb and ldc apart. With sj = lda, st = 1 this is A·B; with sj = 1, st = lda it is Aᵀ·B.
@@ -141,12 +138,9 @@ void wide_all(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B
   const int64_t rest = n - col;
   if (rest == 0) return;
   const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
-  switch ((rest + 15) / 16) {
-    case 1: return wide_nb<1, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-    case 2: return wide_nb<2, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-    case 3: return wide_nb<3, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-    default: return wide_nb<4, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
-  }
+  with_tail_vectors(rest, [&](auto nb) {
+    wide_nb<decltype(nb)::value, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+  });
 }
 
 // Row-major order (columns of a row are contiguous): strided column walks thrash the TLB.
@@ -165,25 +159,8 @@ COMERA_AVX512 void col_sum_avx512(const float* A, int64_t lda, int64_t m, int64_
   }
 }
 
-void check_padded(int64_t rp) {
-  TORCH_CHECK(rp > 0 && rp % 16 == 0 && rp <= kMaxPaddedRank,
-              "thin GEMM: padded rank must be 16, 32, 48 or 64, got ", rp);
-}
-
 void check_wide(int64_t rp) {
   TORCH_CHECK(rp > 0 && rp % 16 == 0, "thin GEMM: the inner size must be a multiple of 16, got ", rp);
-}
-
-// Calls fn(std::integral_constant<int, rp / 16>).
-template <typename Fn>
-void with_vectors(int64_t rp, const Fn& fn) {
-  check_padded(rp);
-  switch (rp / 16) {
-    case 1: return fn(std::integral_constant<int, 1>{});
-    case 2: return fn(std::integral_constant<int, 2>{});
-    case 3: return fn(std::integral_constant<int, 3>{});
-    default: return fn(std::integral_constant<int, 4>{});
-  }
 }
 
 }  // namespace
@@ -196,10 +173,9 @@ void a_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int6
 void at_b(const float* A, int64_t lda, int64_t m, int64_t k, const float* B, int64_t ldb,
           int64_t rp, float* C, int64_t ldc, bool add) {
   with_vectors(rp, [&](auto nv) {
-    if (add)
-      at_b_nv<decltype(nv)::value, true>(A, lda, m, k, B, ldb, C, ldc);
-    else
-      at_b_nv<decltype(nv)::value, false>(A, lda, m, k, B, ldb, C, ldc);
+    with_flag(add, [&](auto a) {
+      at_b_nv<decltype(nv)::value, decltype(a)::value>(A, lda, m, k, B, ldb, C, ldc);
+    });
   });
 }
 
