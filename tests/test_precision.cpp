@@ -190,80 +190,89 @@ TEST_CASE("the TTM lookups in bf16 match the float64 table, gradients float32", 
 
 TEST_CASE("attention and the residual layer norm on bf16 inputs match float64 on both paths",
           "[precision]") {
-  at::manual_seed(7);
-  const int64_t B = 3, T = 10, heads = 2, D = 16;
-  const auto q = at::randn({B, T, D}), k = at::randn({B, T, D}), v = at::randn({B, T, D});
-  auto bias = at::zeros({B, 1, 1, T});
-  bias.narrow(3, 8, 2).fill_(-1e4);  // padding
-  const auto x = at::randn({B, T, D}), w = at::rand({D}) + 0.5, b = at::randn({D});
-  const auto probe = at::randn({B, T, D}, at::kDouble);
+  // Head size 8 takes the oneDNN bf16 path; 16 with an even length, the AVX512-BF16 kernels
+  // where the CPU has them.
+  for (const int64_t D : {16, 32}) {
+    INFO("head size " << D / 2);
+    at::manual_seed(7);
+    const int64_t B = 3, T = 10, heads = 2;
+    const auto q = at::randn({B, T, D}), k = at::randn({B, T, D}), v = at::randn({B, T, D});
+    auto bias = at::zeros({B, 1, 1, T});
+    bias.narrow(3, 8, 2).fill_(-1e4);  // padding
+    const auto x = at::randn({B, T, D}), w = at::rand({D}) + 0.5, b = at::randn({D});
+    const auto probe = at::randn({B, T, D}, at::kDouble);
 
-  const auto q64 = q.to(at::kDouble).requires_grad_(), k64 = k.to(at::kDouble).requires_grad_(),
-             v64 = v.to(at::kDouble).requires_grad_();
-  at::Tensor ctx64, norm64;
-  {
-    const FastKernelsGuard composite(false);
-    ctx64 = attention_core(q64, k64, v64, bias.to(at::kDouble), heads, 0.0, false, 0.25);
-    norm64 = residual_layer_norm(x.to(at::kDouble), ctx64, 0.0, false, w.to(at::kDouble),
-                                 b.to(at::kDouble), 1e-5);
-  }
-  const auto g64 = torch::autograd::grad({(norm64 * probe).sum()}, {q64, k64, v64});
-  for (const bool fast : {true, false}) {
-    INFO("fast kernels " << fast);
-    const FastKernelsGuard kernels(fast);
-    // As a bf16 forward hands them over: the projections' outputs in bf16.
-    const auto qb = q.to(at::kBFloat16).requires_grad_(), kb = k.to(at::kBFloat16).requires_grad_(),
-               vb = v.to(at::kBFloat16).requires_grad_();
-    at::Tensor norm;
+    const auto q64 = q.to(at::kDouble).requires_grad_(), k64 = k.to(at::kDouble).requires_grad_(),
+               v64 = v.to(at::kDouble).requires_grad_();
+    at::Tensor ctx64, norm64;
     {
-      const ForwardPrecision bf16(Precision::Bf16);
-      const auto ctx = attention_core(qb, kb, vb, bias, heads, 0.0, false, 0.25);
-      norm = residual_layer_norm(x, ctx, 0.0, false, w, b, 1e-5);
+      const FastKernelsGuard composite(false);
+      ctx64 = attention_core(q64, k64, v64, bias.to(at::kDouble), heads, 0.0, false, 0.25);
+      norm64 = residual_layer_norm(x.to(at::kDouble), ctx64, 0.0, false, w.to(at::kDouble),
+                                   b.to(at::kDouble), 1e-5);
     }
-    CHECK(norm.scalar_type() == at::kFloat);  // the residual stream stays float32
-    check_bf16_close(norm, norm64, "normed output");
-    const auto g = torch::autograd::grad({(norm.to(at::kDouble) * probe).sum()}, {qb, kb, vb});
-    for (int i = 0; i < 3; ++i)
-      check_bf16_close(g[i], g64[i], "gradient of q, k, v " + std::to_string(i), 5e-2);
+    const auto g64 = torch::autograd::grad({(norm64 * probe).sum()}, {q64, k64, v64});
+    for (const bool fast : {true, false}) {
+      INFO("fast kernels " << fast);
+      const FastKernelsGuard kernels(fast);
+      // As a bf16 forward hands them over: the projections' outputs in bf16.
+      const auto qb = q.to(at::kBFloat16).requires_grad_(), kb = k.to(at::kBFloat16).requires_grad_(),
+                 vb = v.to(at::kBFloat16).requires_grad_();
+      at::Tensor norm;
+      {
+        const ForwardPrecision bf16(Precision::Bf16);
+        const auto ctx = attention_core(qb, kb, vb, bias, heads, 0.0, false, 0.25);
+        norm = residual_layer_norm(x, ctx, 0.0, false, w, b, 1e-5);
+      }
+      CHECK(norm.scalar_type() == at::kFloat);  // the residual stream stays float32
+      check_bf16_close(norm, norm64, "normed output");
+      const auto g = torch::autograd::grad({(norm.to(at::kDouble) * probe).sum()}, {qb, kb, vb});
+      for (int i = 0; i < 3; ++i)
+        check_bf16_close(g[i], g64[i], "gradient of q, k, v " + std::to_string(i), 5e-2);
+    }
   }
 }
 
 TEST_CASE("bf16 attention with dropout draws the composite path's mask and matches float64",
           "[precision]") {
-  at::manual_seed(8);
-  const int64_t B = 2, T = 32, heads = 2, D = 32;
-  const auto q = at::randn({B, T, D}), k = at::randn({B, T, D}), v = at::randn({B, T, D});
-  const auto bias = at::zeros({B, 1, 1, T});
-  const auto probe = at::randn({B, T, D}, at::kDouble);
-  const auto with_seed = [](uint64_t seed) {
-    return std::make_unique<DropoutSeeds>(at::make_generator<at::CPUGeneratorImpl>(seed));
-  };
-  const auto q64 = q.to(at::kDouble).requires_grad_(), k64 = k.to(at::kDouble).requires_grad_(),
-             v64 = v.to(at::kDouble).requires_grad_();
-  at::Tensor ctx64;
-  {
-    const FastKernelsGuard composite(false);
-    const auto seeds = with_seed(21);
-    ctx64 = attention_core(q64, k64, v64, bias.to(at::kDouble), heads, 0.2, true, 0.5);
-  }
-  const auto g64 = torch::autograd::grad({(ctx64 * probe).sum()}, {q64, k64, v64});
-  const auto qb = q.to(at::kBFloat16).requires_grad_(), kb = k.to(at::kBFloat16).requires_grad_(),
-             vb = v.to(at::kBFloat16).requires_grad_();
-  at::Tensor ctx;
-  {
-    const auto seeds = with_seed(21);
-    const ForwardPrecision bf16(Precision::Bf16);
-    ctx = attention_core(qb, kb, vb, bias, heads, 0.2, true, 0.5);
-  }
-  REQUIRE(ctx.scalar_type() == at::kBFloat16);
-  check_bf16_close(ctx, ctx64, "context");
-  const auto g = torch::autograd::grad({(ctx.to(at::kDouble) * probe).sum()}, {qb, kb, vb});
-  for (int i = 0; i < 3; ++i) check_bf16_close(g[i], g64[i], "gradient of q, k, v " + std::to_string(i), 5e-2);
-  // Another seed drops other entries: the mask is what the paths share.
-  {
-    const auto seeds = with_seed(22);
-    const ForwardPrecision bf16(Precision::Bf16);
-    CHECK(relative_error(attention_core(qb, kb, vb, bias, heads, 0.2, true, 0.5), ctx64) > 0.1);
+  // Head size 8: the oneDNN bf16 path; 16: the AVX512-BF16 kernels where the CPU has them.
+  for (const int64_t D : {16, 32}) {
+    INFO("head size " << D / 2);
+    at::manual_seed(8);
+    const int64_t B = 2, T = 32, heads = 2;
+    const auto q = at::randn({B, T, D}), k = at::randn({B, T, D}), v = at::randn({B, T, D});
+    const auto bias = at::zeros({B, 1, 1, T});
+    const auto probe = at::randn({B, T, D}, at::kDouble);
+    const auto with_seed = [](uint64_t seed) {
+      return std::make_unique<DropoutSeeds>(at::make_generator<at::CPUGeneratorImpl>(seed));
+    };
+    const auto q64 = q.to(at::kDouble).requires_grad_(), k64 = k.to(at::kDouble).requires_grad_(),
+               v64 = v.to(at::kDouble).requires_grad_();
+    at::Tensor ctx64;
+    {
+      const FastKernelsGuard composite(false);
+      const auto seeds = with_seed(21);
+      ctx64 = attention_core(q64, k64, v64, bias.to(at::kDouble), heads, 0.2, true, 0.5);
+    }
+    const auto g64 = torch::autograd::grad({(ctx64 * probe).sum()}, {q64, k64, v64});
+    const auto qb = q.to(at::kBFloat16).requires_grad_(), kb = k.to(at::kBFloat16).requires_grad_(),
+               vb = v.to(at::kBFloat16).requires_grad_();
+    at::Tensor ctx;
+    {
+      const auto seeds = with_seed(21);
+      const ForwardPrecision bf16(Precision::Bf16);
+      ctx = attention_core(qb, kb, vb, bias, heads, 0.2, true, 0.5);
+    }
+    REQUIRE(ctx.scalar_type() == at::kBFloat16);
+    check_bf16_close(ctx, ctx64, "context");
+    const auto g = torch::autograd::grad({(ctx.to(at::kDouble) * probe).sum()}, {qb, kb, vb});
+    for (int i = 0; i < 3; ++i) check_bf16_close(g[i], g64[i], "gradient of q, k, v " + std::to_string(i), 5e-2);
+    // Another seed drops other entries: the mask is what the paths share.
+    {
+      const auto seeds = with_seed(22);
+      const ForwardPrecision bf16(Precision::Bf16);
+      CHECK(relative_error(attention_core(qb, kb, vb, bias, heads, 0.2, true, 0.5), ctx64) > 0.1);
+    }
   }
 }
 

@@ -2,6 +2,7 @@
 
 #include "core/kernels/cpu/apply_mask.h"
 #include "core/kernels/cpu/bf16_rows.h"
+#include "core/kernels/cpu/thin_gemm_bf16.h"
 #include "core/kernels/cpu/blas_gemm.h"
 #include "core/kernels/cpu/softmax_rows.h"
 #include "core/kernels/cpu/thin_gemm.h"
@@ -31,6 +32,8 @@ namespace {
 using torch::autograd::AutogradContext;
 using torch::autograd::variable_list;
 
+thin_bf16::bf16* bf16_ptr(const at::Tensor& t) { return t.data_ptr<at::BFloat16>(); }
+
 // (B, T, h·dh) -> (B, h, T, dh), a view.
 at::Tensor heads_view(const at::Tensor& t, int64_t heads) {
   return t.view({t.size(0), t.size(1), heads, t.size(2) / heads}).transpose(1, 2);
@@ -54,6 +57,33 @@ void count_flops(const Layout& l, double products) {
   if (step_parts::counting())
     step_parts::add_flops(step_parts::kAttention,
                           products * 2.0 * static_cast<double>(l.B * l.heads * l.T * l.T * l.dh));
+}
+
+// What a core's backward needs: its tensors (q, k and v as it read them, the probabilities),
+// the heads, the scale and the dropout mask, kept as its probability and seed and made again.
+struct Saved {
+  at::Tensor q, k, v, probs;
+  int64_t heads;
+  double scale;
+  std::optional<DropoutMask> mask;
+};
+
+void save(AutogradContext* ctx, const variable_list& tensors, int64_t heads, double scale, double p,
+          const std::optional<DropoutMask>& mask) {
+  ctx->save_for_backward(tensors);
+  ctx->saved_data["heads"] = heads;
+  ctx->saved_data["scale"] = scale;
+  ctx->saved_data["p"] = p;
+  ctx->saved_data["seed"] = mask ? static_cast<int64_t>(mask->seed()) : int64_t{0};
+}
+
+Saved restore(AutogradContext* ctx) {
+  const auto t = ctx->get_saved_variables();
+  Saved s{t[0], t[1], t[2], t[3], ctx->saved_data["heads"].toInt(),
+          ctx->saved_data["scale"].toDouble(), std::nullopt};
+  const double p = ctx->saved_data["p"].toDouble();
+  if (p > 0) s.mask.emplace(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
+  return s;
 }
 
 // The products of one (batch entry, head) pair: T x dh operands D apart in the (B, T, heads·dh)
@@ -161,42 +191,33 @@ class AttentionCore : public torch::autograd::Function<AttentionCore> {
         }
       });
     });
-    ctx->saved_data["heads"] = heads;
-    ctx->saved_data["scale"] = scale;
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["seed"] = mask ? static_cast<int64_t>(mask->seed()) : int64_t{0};
-    ctx->save_for_backward({qc, kc, vc, probs});
+    save(ctx, {qc, kc, vc, probs}, heads, scale, p, mask);
     return context;
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const auto &q = saved[0], &k = saved[1], &v = saved[2], &probs = saved[3];
-    const int64_t heads = ctx->saved_data["heads"].toInt();
-    const double scale = ctx->saved_data["scale"].toDouble(), p = ctx->saved_data["p"].toDouble();
     // The dropped probabilities are made again from the mask's seed rather than kept: at batch
     // 32 they were 25 MB a layer written forward and read back.
-    std::optional<DropoutMask> mask;
-    if (p > 0) mask.emplace(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
-    const Layout l = layout_of(q, heads);
+    const Saved saved = restore(ctx);
+    const Layout l = layout_of(saved.q, saved.heads);
     count_flops(l, 4);
     const auto g = grads[0].contiguous();
-    auto dq = at::empty(q.sizes(), q.options()), dk = at::empty_like(dq), dv = at::empty_like(dq);
-    AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_backward", [&] {
-      const scalar_t *Q = q.data_ptr<scalar_t>(), *K = k.data_ptr<scalar_t>(),
-                     *V = v.data_ptr<scalar_t>(), *G = g.data_ptr<scalar_t>(),
-                     *P = probs.data_ptr<scalar_t>();
+    auto dq = at::empty_like(saved.q), dk = at::empty_like(dq), dv = at::empty_like(dq);
+    AT_DISPATCH_FLOATING_TYPES(saved.q.scalar_type(), "comera_attention_backward", [&] {
+      const scalar_t *Q = saved.q.data_ptr<scalar_t>(), *K = saved.k.data_ptr<scalar_t>(),
+                     *V = saved.v.data_ptr<scalar_t>(), *G = g.data_ptr<scalar_t>(),
+                     *P = saved.probs.data_ptr<scalar_t>();
       scalar_t *dQ = dq.data_ptr<scalar_t>(), *dK = dk.data_ptr<scalar_t>(),
                *dV = dv.data_ptr<scalar_t>();
-      const auto s = static_cast<scalar_t>(scale);
-      at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+      const auto s = static_cast<scalar_t>(saved.scale);
+      at::parallel_for(0, l.B * saved.heads, l.grain(), [&](int64_t first, int64_t last) {
         PairProducts<scalar_t> products(l);
         std::vector<scalar_t> w(static_cast<size_t>(l.T * l.T));  // this pair's score gradient
-        std::vector<scalar_t> dropped(mask ? w.size() : 0);
+        std::vector<scalar_t> dropped(saved.mask ? w.size() : 0);
         for (int64_t i = first; i < last; ++i) {
           const scalar_t *pb = P + l.block(i), *gi = G + l.head(i);
-          if (mask) drop(*mask, l, i, pb, dropped.data());
-          const scalar_t* db = mask ? dropped.data() : pb;
+          if (saved.mask) drop(*saved.mask, l, i, pb, dropped.data());
+          const scalar_t* db = saved.mask ? dropped.data() : pb;
           products.value_grad(db, gi, dV + l.head(i));
           products.prob_grad(gi, V + l.head(i), w.data());
           cpu::softmax_dropout_backward_rows(pb, db, w.data(), l.T, l.T, l.T, s);
@@ -264,50 +285,147 @@ class Bf16AttentionCore : public torch::autograd::Function<Bf16AttentionCore> {
         cpu::float_to_bf16(s.data(), n, Dp + l.block(i));
       }
     });
-    ctx->saved_data["heads"] = heads;
-    ctx->saved_data["scale"] = scale;
-    ctx->saved_data["p"] = p;
-    ctx->saved_data["seed"] = mask ? static_cast<int64_t>(mask->seed()) : int64_t{0};
+    save(ctx, {qs, ks, vs, probs}, heads, scale, p, mask);
     ctx->saved_data["B"] = l.B;
-    ctx->save_for_backward({qs, ks, vs, probs});
     return move_heads(at::bmm(dropped, vs), l, true);
   }
 
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const auto &qs = saved[0], &ks = saved[1], &vs = saved[2], &probs = saved[3];
-    const int64_t heads = ctx->saved_data["heads"].toInt();
-    const double scale = ctx->saved_data["scale"].toDouble(), p = ctx->saved_data["p"].toDouble();
-    std::optional<DropoutMask> mask;
-    if (p > 0) mask.emplace(p, static_cast<uint64_t>(ctx->saved_data["seed"].toInt()));
-    const int64_t B = ctx->saved_data["B"].toInt(), T = qs.size(1), dh = qs.size(2);
-    const Layout l{B, T, heads, dh, heads * dh};
+    const Saved saved = restore(ctx);
+    const int64_t B = ctx->saved_data["B"].toInt(), T = saved.q.size(1), dh = saved.q.size(2);
+    const Layout l{B, T, saved.heads, dh, saved.heads * dh};
     count_flops(l, 4);
     const auto g = move_heads(grads[0].to(at::kBFloat16), l, false);
     // The probabilities' gradient, turned in place into the scores' (the scale in it).
-    auto w = at::bmm(g, vs.transpose(1, 2));
-    auto dropped = mask ? at::empty_like(probs) : probs;
-    const auto* P = probs.data_ptr<at::BFloat16>();
+    auto w = at::bmm(g, saved.v.transpose(1, 2));
+    auto dropped = saved.mask ? at::empty_like(saved.probs) : saved.probs;
+    const auto* P = saved.probs.data_ptr<at::BFloat16>();
     auto *W = w.data_ptr<at::BFloat16>(), *Dp = dropped.data_ptr<at::BFloat16>();
     const int64_t n = l.T * l.T;
-    at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
-      std::vector<float> pf(static_cast<size_t>(n)), wf(pf.size()), df(mask ? pf.size() : 0);
+    at::parallel_for(0, l.B * saved.heads, l.grain(), [&](int64_t first, int64_t last) {
+      std::vector<float> pf(static_cast<size_t>(n)), wf(pf.size()), df(saved.mask ? pf.size() : 0);
       for (int64_t i = first; i < last; ++i) {
         cpu::bf16_to_float(P + l.block(i), n, 1.0f, pf.data());
         cpu::bf16_to_float(W + l.block(i), n, 1.0f, wf.data());
-        if (mask) {
-          mask->multipliers(l.block(i), n, df.data());
+        if (saved.mask) {
+          saved.mask->multipliers(l.block(i), n, df.data());
           for (int64_t j = 0; j < n; ++j) df[j] *= pf[j];
           cpu::float_to_bf16(df.data(), n, Dp + l.block(i));
         }
-        cpu::softmax_dropout_backward_rows(pf.data(), mask ? df.data() : pf.data(), wf.data(), l.T, l.T, l.T,
-                                           static_cast<float>(scale));
+        cpu::softmax_dropout_backward_rows(pf.data(), saved.mask ? df.data() : pf.data(), wf.data(),
+                                           l.T, l.T, l.T, static_cast<float>(saved.scale));
         cpu::float_to_bf16(wf.data(), n, W + l.block(i));
       }
     });
-    return {move_heads(at::bmm(w, ks), l, true), move_heads(at::bmm(w.transpose(1, 2), qs), l, true),
+    return {move_heads(at::bmm(w, saved.k), l, true),
+            move_heads(at::bmm(w.transpose(1, 2), saved.q), l, true),
             move_heads(at::bmm(dropped.transpose(1, 2), g), l, true), at::Tensor(), at::Tensor(),
             at::Tensor(), at::Tensor()};
+  }
+};
+
+// The bf16 path on comera's AVX512-BF16 kernels (head sizes 16 to 64, an even length): the
+// fused float32 path's shape, per (batch entry, head) pair while in cache, with bf16 operands
+// and float32 scores and probability gradients between the products. An operand reduced along
+// the length is interleaved by row pairs, Kᵀ and Vᵀ are made as pairs along the head size
+// (thin_gemm_bf16.h). Products kept in float32 (dV, dK) are rounded to bf16 row by row.
+class Bf16KernelAttentionCore : public torch::autograd::Function<Bf16KernelAttentionCore> {
+ public:
+  static bool takes(const Layout& l) {
+    return thin_bf16::enabled() && l.dh % 16 == 0 && l.dh <= 64 && l.T % 2 == 0;
+  }
+
+  static at::Tensor forward(AutogradContext* ctx, const at::Tensor& q, const at::Tensor& k,
+                            const at::Tensor& v, const at::Tensor& bias, int64_t heads, double p,
+                            double scale) {
+    const auto qc = q.contiguous(), kc = k.contiguous(), vc = v.contiguous();
+    const Layout l = layout_of(qc, heads);
+    count_flops(l, 2);
+    auto b4 = bias.to(at::kFloat).expand({l.B, heads, l.T, l.T});
+    if (b4.stride(3) != 1) b4 = b4.contiguous();
+    std::optional<DropoutMask> mask;
+    if (p > 0) mask.emplace(p);
+    auto probs = at::empty({l.B, heads, l.T, l.T}, qc.options());
+    auto context = at::empty(qc.sizes(), qc.options());
+    const auto *Q = bf16_ptr(qc), *K = bf16_ptr(kc), *V = bf16_ptr(vc);
+    auto *P = bf16_ptr(probs), *C = bf16_ptr(context);
+    const float* bp = b4.data_ptr<float>();
+    const int64_t n = l.T * l.T;
+    at::parallel_for(0, l.B * heads, l.grain(), [&](int64_t first, int64_t last) {
+      std::vector<float> s(static_cast<size_t>(n)), m(mask ? s.size() : 0);
+      std::vector<thin_bf16::bf16> pairs(static_cast<size_t>(l.T * l.dh)), dropped(m.size());
+      for (int64_t i = first; i < last; ++i) {
+        thin_bf16::transpose_pairs(K + l.head(i), l.D, l.T, l.dh, pairs.data());
+        thin_bf16::a_wide(Q + l.head(i), l.D, l.T, l.dh, pairs.data(), l.T, nullptr, s.data(), l.T);
+        for (auto& x : s) x *= static_cast<float>(scale);
+        cpu::softmax_rows(s.data(), l.T, l.T, l.T,
+                          bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1), b4.stride(2));
+        cpu::float_to_bf16(s.data(), n, P + l.block(i));
+        const thin_bf16::bf16* used = P + l.block(i);
+        if (mask) {
+          mask->multipliers(l.block(i), n, m.data());
+          for (int64_t j = 0; j < n; ++j) s[j] *= m[j];
+          cpu::float_to_bf16(s.data(), n, dropped.data());
+          used = dropped.data();
+        }
+        thin_bf16::interleave_rows(V + l.head(i), l.D, l.T, l.dh, pairs.data());
+        thin_bf16::a_b(used, l.T, l.T, l.T, pairs.data(), l.dh, C + l.head(i), l.D);
+      }
+    });
+    save(ctx, {qc, kc, vc, probs}, heads, scale, p, mask);
+    return context;
+  }
+
+  static variable_list backward(AutogradContext* ctx, variable_list grads) {
+    const Saved saved = restore(ctx);
+    const Layout l = layout_of(saved.q, saved.heads);
+    count_flops(l, 4);
+    const auto g = grads[0].to(at::kBFloat16).contiguous();
+    auto dq = at::empty_like(saved.q), dk = at::empty_like(dq), dv = at::empty_like(dq);
+    const auto *Q = bf16_ptr(saved.q), *K = bf16_ptr(saved.k), *V = bf16_ptr(saved.v),
+               *G = bf16_ptr(g), *P = bf16_ptr(saved.probs);
+    auto *dQ = bf16_ptr(dq), *dK = bf16_ptr(dk), *dV = bf16_ptr(dv);
+    const int64_t n = l.T * l.T, half = l.T / 2;
+    at::parallel_for(0, l.B * saved.heads, l.grain(), [&](int64_t first, int64_t last) {
+      std::vector<float> pf(static_cast<size_t>(n)), wf(pf.size()), df(saved.mask ? pf.size() : 0);
+      std::vector<float> rows(static_cast<size_t>(l.T * l.dh));
+      std::vector<thin_bf16::bf16> square(pf.size()), wide(pf.size()), narrow(rows.size()),
+          dropped(df.size());
+      // A float32 (T, dh) product rounded into its head's rows of a bf16 gradient.
+      const auto round_rows = [&](thin_bf16::bf16* out) {
+        for (int64_t r = 0; r < l.T; ++r) cpu::float_to_bf16(rows.data() + r * l.dh, l.dh, out + r * l.D);
+      };
+      for (int64_t i = first; i < last; ++i) {
+        const thin_bf16::bf16 *pb = P + l.block(i), *gi = G + l.head(i);
+        cpu::bf16_to_float(pb, n, 1.0f, pf.data());
+        const thin_bf16::bf16* used = pb;
+        if (saved.mask) {
+          saved.mask->multipliers(l.block(i), n, df.data());
+          for (int64_t j = 0; j < n; ++j) df[j] *= pf[j];
+          cpu::float_to_bf16(df.data(), n, dropped.data());
+          used = dropped.data();
+        }
+        // dV = Dᵀ·G
+        thin_bf16::interleave_rows(used, l.T, l.T, l.T, square.data());
+        thin_bf16::interleave_rows(gi, l.D, l.T, l.dh, narrow.data());
+        thin_bf16::at_b(square.data(), l.T, half, l.T, narrow.data(), l.dh, l.dh, rows.data(), l.dh, false);
+        round_rows(dV + l.head(i));
+        // W = G·Vᵀ, then the scores' gradient in place (the scale in it)
+        thin_bf16::transpose_pairs(V + l.head(i), l.D, l.T, l.dh, narrow.data());
+        thin_bf16::a_wide(gi, l.D, l.T, l.dh, narrow.data(), l.T, nullptr, wf.data(), l.T);
+        cpu::softmax_dropout_backward_rows(pf.data(), saved.mask ? df.data() : pf.data(), wf.data(), l.T,
+                                           l.T, l.T, static_cast<float>(saved.scale));
+        cpu::float_to_bf16(wf.data(), n, square.data());
+        // dQ = W·K and dK = Wᵀ·Q
+        thin_bf16::interleave_rows(K + l.head(i), l.D, l.T, l.dh, narrow.data());
+        thin_bf16::a_b(square.data(), l.T, l.T, l.T, narrow.data(), l.dh, dQ + l.head(i), l.D);
+        thin_bf16::interleave_rows(square.data(), l.T, l.T, l.T, wide.data());
+        thin_bf16::interleave_rows(Q + l.head(i), l.D, l.T, l.dh, narrow.data());
+        thin_bf16::at_b(wide.data(), l.T, half, l.T, narrow.data(), l.dh, l.dh, rows.data(), l.dh, false);
+        round_rows(dK + l.head(i));
+      }
+    });
+    return {dq, dk, dv, at::Tensor(), at::Tensor(), at::Tensor(), at::Tensor()};
   }
 };
 
@@ -332,7 +450,9 @@ at::Tensor attention_core(const at::Tensor& q, const at::Tensor& k, const at::Te
   RECORD_USER_SCOPE(step_parts::scope_name(step_parts::kAttention));
   const auto bf16 = [](const at::Tensor& t) { return t.device().is_cpu() && t.scalar_type() == at::kBFloat16; };
   if (fast_kernels_enabled() && bf16(q) && bf16(k) && bf16(v))
-    return Bf16AttentionCore::apply(q, k, v, bias, heads, rate, scale);
+    return Bf16KernelAttentionCore::takes(layout_of(q, heads))
+               ? Bf16KernelAttentionCore::apply(q, k, v, bias, heads, rate, scale)
+               : Bf16AttentionCore::apply(q, k, v, bias, heads, rate, scale);
   bool blas = false;
   if (cpu::maskable(q))
     AT_DISPATCH_FLOATING_TYPES(q.scalar_type(), "comera_attention_blas", [&] { blas = cpu::has_blas_gemm<scalar_t>(); });

@@ -33,6 +33,13 @@ bool enabled() {
 #endif
 }
 
+void transpose_pairs(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P) {
+  TORCH_CHECK(k % 2 == 0, "bf16 pair transpose: the row length must be even, got ", k);
+  for (int64_t i = 0; i < m; ++i)
+    for (int64_t t = 0; t < k / 2; ++t)
+      std::memcpy(P + (t * m + i) * 2, A + i * lda + 2 * t, 2 * sizeof(bf16));
+}
+
 void pack_pairs(const float* B, int64_t ldb, int64_t k, int64_t n, bf16* P) {
   for (int64_t t = 0; 2 * t < k; ++t)
     for (int64_t c = 0; c < n; ++c) {
@@ -55,8 +62,15 @@ COMERA_AVX512_BF16 inline __m512bh load_pairs(const bf16* p) {
   return (__m512bh)_mm512_loadu_si512(p);
 }
 
-COMERA_AVX512_BF16 inline void store_bf16(bf16* p, __m512 v) {
+COMERA_AVX512_BF16 inline void store(bf16* p, __m512 v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
+}
+COMERA_AVX512_BF16 inline void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
+COMERA_AVX512_BF16 inline void store(bf16* p, __mmask16 lanes, __m512 v) {
+  _mm256_mask_storeu_epi16(p, lanes, (__m256i)_mm512_cvtneps_pbh(v));
+}
+COMERA_AVX512_BF16 inline void store(float* p, __mmask16 lanes, __m512 v) {
+  _mm512_mask_storeu_ps(p, lanes, v);
 }
 
 // MR rows of C = A·B, NV vectors each, over k/2 pairs.
@@ -76,7 +90,7 @@ COMERA_AVX512_BF16 void a_b_block(const bf16* A, int64_t lda, int64_t k, const b
     }
   }
   for (int j = 0; j < MR; ++j)
-    for (int v = 0; v < NV; ++v) store_bf16(C + j * ldc + 16 * v, acc[j][v]);
+    for (int v = 0; v < NV; ++v) store(C + j * ldc + 16 * v, acc[j][v]);
 }
 
 // KR rows of C (columns c of A) = Aᵀ·B over the pairs, NV vectors each.
@@ -103,9 +117,9 @@ COMERA_AVX512_BF16 void at_b_block(const bf16* A, int64_t lda, int64_t pairs, co
 
 // MR rows × NB vectors of C = A (MR, rp) · B[:, block] (+ bias); with TAIL the last vector is
 // masked by `last`.
-template <int MR, int NB, bool TAIL, bool BIAS>
+template <int MR, int NB, bool TAIL, bool BIAS, typename Out>
 COMERA_AVX512_BF16 void wide_block(const bf16* A, int64_t lda, int64_t rp, const bf16* B,
-                                   int64_t n, const float* bias, bf16* C, int64_t ldc,
+                                   int64_t n, const float* bias, Out* C, int64_t ldc,
                                    __mmask16 last) {
   __m512 acc[MR][NB];
   for (int v = 0; v < NB; ++v) {
@@ -127,17 +141,18 @@ COMERA_AVX512_BF16 void wide_block(const bf16* A, int64_t lda, int64_t rp, const
   }
   for (int i = 0; i < MR; ++i)
     for (int v = 0; v < NB; ++v) {
-      bf16* dst = C + i * ldc + 16 * v;
+      Out* dst = C + i * ldc + 16 * v;
       if (TAIL && v == NB - 1)
-        _mm256_mask_storeu_epi16(dst, last, (__m256i)_mm512_cvtneps_pbh(acc[i][v]));
+        store(dst, last, acc[i][v]);
       else
-        store_bf16(dst, acc[i][v]);
+        store(dst, acc[i][v]);
     }
 }
 
 using ABBlock = void (*)(const bf16*, int64_t, int64_t, const bf16*, bf16*, int64_t);
 using ATBBlock = void (*)(const bf16*, int64_t, int64_t, const bf16*, int64_t, float*, int64_t);
-using WideBlock = void (*)(const bf16*, int64_t, int64_t, const bf16*, int64_t, const float*, bf16*,
+template <typename Out>
+using WideBlock = void (*)(const bf16*, int64_t, int64_t, const bf16*, int64_t, const float*, Out*,
                            int64_t, __mmask16);
 
 // Tables of the blocks for every leftover row count 1..MR.
@@ -149,9 +164,9 @@ template <int NV, bool ADD, int... I>
 constexpr std::array<ATBBlock, sizeof...(I)> at_b_blocks(std::integer_sequence<int, I...>) {
   return {&at_b_block<NV, I + 1, ADD>...};
 }
-template <int NB, bool TAIL, bool BIAS, int... I>
-constexpr std::array<WideBlock, sizeof...(I)> wide_blocks(std::integer_sequence<int, I...>) {
-  return {&wide_block<I + 1, NB, TAIL, BIAS>...};
+template <int NB, bool TAIL, bool BIAS, typename Out, int... I>
+constexpr std::array<WideBlock<Out>, sizeof...(I)> wide_blocks(std::integer_sequence<int, I...>) {
+  return {&wide_block<I + 1, NB, TAIL, BIAS, Out>...};
 }
 
 template <int NV>
@@ -173,11 +188,11 @@ void at_b_nv(const bf16* A, int64_t lda, int64_t pairs, int64_t k, const bf16* B
 
 constexpr int kWideRows = 6;
 
-template <int NB, bool TAIL, bool BIAS>
+template <int NB, bool TAIL, bool BIAS, typename Out>
 void wide_nb(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
-             const float* bias, bf16* C, int64_t ldc, int64_t col, __mmask16 last) {
+             const float* bias, Out* C, int64_t ldc, int64_t col, __mmask16 last) {
   static constexpr auto blocks =
-      wide_blocks<NB, TAIL, BIAS>(std::make_integer_sequence<int, kWideRows>{});
+      wide_blocks<NB, TAIL, BIAS, Out>(std::make_integer_sequence<int, kWideRows>{});
   for (int64_t i = 0; i < m; i += kWideRows)
     blocks[std::min<int64_t>(kWideRows, m - i) - 1](A + i * lda, lda, rp, B + 2 * col, n,
                                                      BIAS ? bias + col : nullptr,
@@ -185,9 +200,9 @@ void wide_nb(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, i
 }
 
 // Column blocks of 64, then one masked block for the rest.
-template <bool BIAS>
+template <bool BIAS, typename Out>
 void wide_all(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
-              const float* bias, bf16* C, int64_t ldc) {
+              const float* bias, Out* C, int64_t ldc) {
   constexpr int64_t kBlock = 64;
   int64_t col = 0;
   for (; col + kBlock <= n; col += kBlock)
@@ -258,12 +273,27 @@ void at_b(const bf16* A, int64_t lda, int64_t pairs, int64_t k, const bf16* B, i
   });
 }
 
-void a_wide(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
-            const float* bias, bf16* C, int64_t ldc) {
+namespace {
+
+template <typename Out>
+void a_wide_to(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
+               const float* bias, Out* C, int64_t ldc) {
   TORCH_CHECK(rp > 0 && rp % 16 == 0, "bf16 thin GEMM: the inner size must be a multiple of 16, got ",
               rp);
   with_flag(bias != nullptr,
             [&](auto b) { wide_all<decltype(b)::value>(A, lda, m, rp, B, n, bias, C, ldc); });
+}
+
+}  // namespace
+
+void a_wide(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
+            const float* bias, bf16* C, int64_t ldc) {
+  a_wide_to(A, lda, m, rp, B, n, bias, C, ldc);
+}
+
+void a_wide(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
+            const float* bias, float* C, int64_t ldc) {
+  a_wide_to(A, lda, m, rp, B, n, bias, C, ldc);
 }
 
 void col_sum_add(const bf16* A, int64_t lda, int64_t m, int64_t n, float* s) {
@@ -288,6 +318,10 @@ void at_b(const bf16*, int64_t, int64_t, int64_t, const bf16*, int64_t, int64_t,
   unavailable();
 }
 void a_wide(const bf16*, int64_t, int64_t, int64_t, const bf16*, int64_t, const float*, bf16*,
+            int64_t) {
+  unavailable();
+}
+void a_wide(const bf16*, int64_t, int64_t, int64_t, const bf16*, int64_t, const float*, float*,
             int64_t) {
   unavailable();
 }

@@ -25,6 +25,9 @@ bool enabled();
 void pack_pairs(const float* B, int64_t ldb, int64_t k, int64_t n, bf16* P);
 // P = A (m, k; row stride lda) interleaved by row pairs, the same layout as pack_pairs.
 void interleave_rows(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P);
+// P = Aᵀ (k, m) as pairs, for A (m, k; row stride lda), k even: A's rows hold the pairs already,
+// so P[(t·m + i)·2 + e] = A[i][2t + e] moves 32-bit words.
+void transpose_pairs(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P);
 
 // C (m, rp) = A (m, k) · B (k, rp) rounded to bf16; k even, B packed (ceil(k/2) pairs of rows
 // of rp), rp 16, 32, 48 or 64.
@@ -38,6 +41,9 @@ void at_b(const bf16* A, int64_t lda, int64_t pairs, int64_t k, const bf16* B, i
 // 16, B packed (rp/2 pairs of rows of n).
 void a_wide(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
             const float* bias, bf16* C, int64_t ldc);
+// The same product kept in float32.
+void a_wide(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
+            const float* bias, float* C, int64_t ldc);
 // s (n) += the column sums of A (m, n; row stride lda), in float32.
 void col_sum_add(const bf16* A, int64_t lda, int64_t m, int64_t n, float* s);
 
