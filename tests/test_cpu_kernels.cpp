@@ -91,6 +91,31 @@ TEST_CASE("the fused GELU and its gradient match float64 ATen gelu (erf form)", 
   }
 }
 
+TEST_CASE("the fused GELU on bf16 rows matches float64 gelu of the same values", "[kernels][avx512bf16]") {
+  at::manual_seed(6);
+  // bf16 inputs and output gradients, held exactly in float64 for the reference; every tail.
+  const auto x = at::cat({at::randn({1037}) * 3, at::linspace(-12, 12, 97)}).to(at::kBFloat16);
+  REQUIRE(comera::cpu::fast_gelu_available(x));
+  for (const int64_t n : {int64_t{1}, int64_t{15}, int64_t{17}, x.numel()}) {
+    INFO("n " << n);
+    const auto xb = x.narrow(0, 0, n).clone().requires_grad_();
+    const auto xd = xb.detach().to(at::kDouble).requires_grad_();
+    const auto g = at::randn({n}).to(at::kBFloat16);
+    const auto y = comera::cpu::gelu(xb);
+    REQUIRE(y.scalar_type() == at::kBFloat16);
+    const auto want = at::gelu(xd);
+    y.backward(g);
+    want.backward(g.to(at::kDouble));
+    REQUIRE(xb.grad().scalar_type() == at::kBFloat16);
+    // Rounded to bf16 (2^-8 relative), plus the float32 kernel's error (4e-7 times |x| or 1).
+    const auto scale = xd.detach().abs().clamp_min(1);
+    CHECK(((y.to(at::kDouble) - want).abs() - want.abs() / 256 - 4e-7 * scale).max().item<double>() <= 0);
+    const auto dg = xd.grad();
+    CHECK(((xb.grad().to(at::kDouble) - dg).abs() - dg.abs() / 256 - 1e-6 * scale * g.to(at::kDouble).abs())
+              .max().item<double>() <= 0);
+  }
+}
+
 TEST_CASE("tiled transpose equals ATen's, with row scales, zero padding and every tail", "[kernels][avx512]") {
   REQUIRE(comera::cpu::cpu_has_avx512f());  // an AVX-512 kernel, like the thin GEMMs it serves
   at::manual_seed(5);

@@ -66,32 +66,75 @@ COMERA_AVX512F void gelu_backward(const float* x, const float* g, float* dx, int
     _mm512_mask_storeu_ps(dx + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, g + i), slope));
   }
 }
+#define COMERA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
+
+// The same on bf16 rows, computed in float32.
+COMERA_AVX512_BF16 inline __m512 load(const c10::BFloat16* p, __mmask16 m) {
+  const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+}
+
+COMERA_AVX512_BF16 void gelu_forward(const c10::BFloat16* x, c10::BFloat16* y, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = lanes(i, n);
+    const __m512 v = load(x + i, m);
+    const __m512 out = _mm512_mul_ps(v, normal_cdf(v).cdf);
+    _mm256_mask_storeu_epi16(y + i, m, (__m256i)_mm512_cvtneps_pbh(out));
+  }
+}
+
+COMERA_AVX512_BF16 void gelu_backward(const c10::BFloat16* x, const c10::BFloat16* g,
+                                      c10::BFloat16* dx, int64_t n) {
+  for (int64_t i = 0; i < n; i += 16) {
+    const __mmask16 m = lanes(i, n);
+    const __m512 v = load(x + i, m);
+    const Cdf c = normal_cdf(v);
+    const __m512 grad = _mm512_mul_ps(load(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf));
+    _mm256_mask_storeu_epi16(dx + i, m, (__m256i)_mm512_cvtneps_pbh(grad));
+  }
+}
 #else
-void gelu_forward(const float*, float*, int64_t) {}
-void gelu_backward(const float*, const float*, float*, int64_t) {}
+template <typename E>
+void gelu_forward(const E*, E*, int64_t) {}
+template <typename E>
+void gelu_backward(const E*, const E*, E*, int64_t) {}
 #endif
 
+// fn(E{}) with E the element type of x: float or c10::BFloat16.
+template <typename Fn>
+void with_element(const at::Tensor& x, const Fn& fn) {
+  if (x.scalar_type() == at::kBFloat16) return fn(c10::BFloat16{});
+  return fn(float{});
+}
+
+// On float32 or bf16 x; a bf16 x gets a bf16 gradient.
 class Gelu : public torch::autograd::Function<Gelu> {
  public:
   static at::Tensor forward(AutogradContext* ctx, const at::Tensor& x) {
     const auto xc = x.contiguous();
     auto y = at::empty_like(xc);
-    const float* xp = xc.data_ptr<float>();
-    float* yp = y.data_ptr<float>();
-    at::parallel_for(0, xc.numel(), kGrain, [&](int64_t begin, int64_t end) {
-      gelu_forward(xp + begin, yp + begin, end - begin);
+    with_element(xc, [&](auto e) {
+      using E = decltype(e);
+      const E* xp = xc.data_ptr<E>();
+      E* yp = y.data_ptr<E>();
+      at::parallel_for(0, xc.numel(), kGrain, [&](int64_t begin, int64_t end) {
+        gelu_forward(xp + begin, yp + begin, end - begin);
+      });
     });
     ctx->save_for_backward({xc});
     return y;
   }
   static variable_list backward(AutogradContext* ctx, variable_list grads) {
     const auto x = ctx->get_saved_variables()[0];
-    const auto g = grads[0].contiguous();
+    const auto g = grads[0].to(x.scalar_type()).contiguous();
     auto dx = at::empty_like(x);
-    const float *xp = x.data_ptr<float>(), *gp = g.data_ptr<float>();
-    float* dp = dx.data_ptr<float>();
-    at::parallel_for(0, x.numel(), kGrain, [&](int64_t begin, int64_t end) {
-      gelu_backward(xp + begin, gp + begin, dp + begin, end - begin);
+    with_element(x, [&](auto e) {
+      using E = decltype(e);
+      const E *xp = x.data_ptr<E>(), *gp = g.data_ptr<E>();
+      E* dp = dx.data_ptr<E>();
+      at::parallel_for(0, x.numel(), kGrain, [&](int64_t begin, int64_t end) {
+        gelu_backward(xp + begin, gp + begin, dp + begin, end - begin);
+      });
     });
     return {dx};
   }
@@ -100,8 +143,9 @@ class Gelu : public torch::autograd::Function<Gelu> {
 }  // namespace
 
 bool fast_gelu_available(const at::Tensor& x) {
-  return cpu_has_avx512f() && fast_kernels_enabled() && x.device().is_cpu() &&
-         x.scalar_type() == at::kFloat;
+  if (!(fast_kernels_enabled() && x.device().is_cpu())) return false;
+  if (x.scalar_type() == at::kBFloat16) return cpu_has_avx512_bf16();
+  return cpu_has_avx512f() && x.scalar_type() == at::kFloat;
 }
 
 at::Tensor gelu(const at::Tensor& x) { return Gelu::apply(x); }

@@ -8,7 +8,8 @@
 
 namespace comera::cpu {
 
-// Whether gelu() below takes x (CPU, float, AVX-512 present, fast kernels on).
+// Whether gelu() below takes x (CPU, fast kernels on, float with AVX-512 or bf16 with
+// AVX512-BF16: bf16 rows are computed in float32).
 bool fast_gelu_available(const at::Tensor& x);
 
 // gelu(x) under autograd: the fused forward and a backward that recomputes Φ and φ from x.

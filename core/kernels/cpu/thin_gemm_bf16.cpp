@@ -1,6 +1,7 @@
 #include "core/kernels/cpu/thin_gemm_bf16.h"
 
 #include "core/kernels/cpu/avx512_intrinsics.h"
+#include "core/kernels/cpu/cpu_features.h"
 #include "core/kernels/cpu/thin_dispatch.h"
 #include "core/kernels/fast_kernels.h"
 
@@ -22,16 +23,7 @@ using thin::with_flag;
 using thin::with_tail_vectors;
 using thin::with_vectors;
 
-bool enabled() {
-#ifdef COMERA_X86_KERNELS
-  static const bool has = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                          __builtin_cpu_supports("avx512vl") &&
-                          __builtin_cpu_supports("avx512bf16");
-  return has && fast_kernels_enabled();
-#else
-  return false;
-#endif
-}
+bool enabled() { return cpu::cpu_has_avx512_bf16() && fast_kernels_enabled(); }
 
 void transpose_pairs(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P) {
   TORCH_CHECK(k % 2 == 0, "bf16 pair transpose: the row length must be even, got ", k);
