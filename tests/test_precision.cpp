@@ -80,7 +80,7 @@ TEST_CASE("a TT layer's bf16 forward and backward match float64, through pruned 
         if (c == Dead) layer->rank_vectors()[2].fill_(1e-3);
         layer->bias.uniform_(-1, 1);
       }
-      // 2048 rows: fewer take the float32 path (checked below).
+      // 2048 rows: on the composite path fewer take float32 (checked below).
       const auto x = at::randn({2048, 64}).requires_grad_();
       const auto g = at::randn({2048, 64});
       at::Tensor y;
@@ -123,9 +123,11 @@ TEST_CASE("a TT layer's bf16 forward and backward match float64, through pruned 
     }
 }
 
-TEST_CASE("a TT layer in a bf16 forward takes the float32 path below 2048 rows", "[precision]") {
+TEST_CASE("a TT layer in a bf16 forward on the composite path takes float32 below 2048 rows",
+          "[precision]") {
   at::manual_seed(9);
   TTLinear layer(TTLinearOptions({4, 4, 4}, {4, 8, 2}, {1, 4, 8, 12, 6, 2, 1}));
+  const FastKernelsGuard composite(false);
   for (const int64_t rows : {1, 128, 2047}) {
     INFO(rows << " rows");
     const auto x = at::randn({rows, 64});
@@ -136,6 +138,27 @@ TEST_CASE("a TT layer in a bf16 forward takes the float32 path below 2048 rows",
     }
     CHECK(y16.scalar_type() == at::kFloat);
     CHECK(at::equal(y16, layer->forward(x)));
+  }
+}
+
+TEST_CASE("a TT layer on the bf16 kernels computes in bf16 at every size", "[precision][avx512bf16]") {
+  at::manual_seed(9);
+  TTLinear layer(TTLinearOptions({4, 4, 4}, {4, 8, 2}, {1, 4, 8, 12, 6, 2, 1}));
+  for (const int64_t rows : {1, 7, 128}) {
+    INFO(rows << " rows");
+    const auto x = at::randn({rows, 64});
+    at::Tensor y16;
+    {
+      const ForwardPrecision bf16(Precision::Bf16);
+      y16 = layer->forward(x);
+    }
+    REQUIRE(y16.scalar_type() == at::kBFloat16);
+    std::vector<at::Tensor> cores64, ranks64;
+    for (const auto& t : layer->cores()) cores64.push_back(t.detach().to(at::kDouble));
+    for (const auto& t : layer->rank_vectors()) ranks64.push_back(t.detach().to(at::kDouble));
+    const auto y64 = x.to(at::kDouble).mm(dense_weight(cores64, ranks64, layer->threshold())) +
+                     layer->bias.detach().to(at::kDouble);
+    check_bf16_close(y16, y64, "output");
   }
 }
 

@@ -641,9 +641,11 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
   }
 };
 
-// In a bf16 forward, inputs of fewer rows take the float32 path: `bench layer --precision
-// fp32,bf16` found bf16 slower there (128 rows: 1.3 against 0.6 ms for 768->768) and at best
-// level from here up, where its bf16 activations still halve what backward keeps.
+// In a bf16 forward without the bf16 kernels, inputs of fewer rows take the float32 path:
+// `bench layer --precision fp32,bf16` found the composite bf16 path (oneDNN) slower there (128
+// rows: 1.3 against 0.6 ms for 768->768) and at best level from here up, where its bf16
+// activations still halve what backward keeps. The bf16 kernels were as fast as the float32
+// ones at 128 rows and faster from 512 (docs/precision.md), so they take every size.
 constexpr int64_t kBf16MinRows = 2048;
 
 // The composite path: the same merges and batch GEMMs as ATen ops under ordinary autograd.
@@ -671,10 +673,6 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
   TORCH_CHECK(!layers.empty(), "merged_paths: needs at least one layer");
   TORCH_CHECK(x.dim() >= 1, "merged_path: x must be (..., in), got a scalar");
   const bool low = lower_precision_forward(x.device());
-  if (low && x.numel() < kBf16MinRows * x.size(-1)) {
-    const ForwardPrecision fp32(Precision::Fp32);
-    return merged_paths(float_activation(x), layers);
-  }
   bool kernels = true;
   for (const auto& l : layers) {
     TORCH_CHECK(!l.cores.empty() && l.cores.size() % 2 == 0 && l.ranks.size() + 1 == l.cores.size(),
@@ -684,6 +682,10 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
     for (size_t k = 0; k < l.cores.size() / 2; ++k) in *= l.cores[k].size(1);
     TORCH_CHECK(in == x.size(-1), "merged_path: x has ", x.size(-1), " columns, the layer reads ", in);
     kernels = kernels && use_kernels(x, l.cores, l.ranks, low);
+  }
+  if (low && !kernels && x.numel() < kBf16MinRows * x.size(-1)) {
+    const ForwardPrecision fp32(Precision::Fp32);
+    return merged_paths(float_activation(x), layers);
   }
   std::vector<at::Tensor> out;
   if (!kernels) {

@@ -19,12 +19,12 @@
 namespace comera::cli {
 namespace {
 
-// What runs a TT layer's batch products (core/contract/merged_path.cpp): a bf16 forward of
-// fewer than 2048 rows takes the float32 kernels.
+// What runs a TT layer's batch products (core/contract/merged_path.cpp): without the bf16
+// kernels, a bf16 forward of fewer than 2048 rows takes the float32 kernels.
 const char* tt_kernels(bool cpu, bool bf16) {
   if (!cpu || !thin::enabled()) return "composite ATen path";
   if (!bf16) return "AVX-512 kernels";
-  return thin_bf16::enabled() ? "AVX512-BF16 kernels (float32 kernels under 2048 rows)"
+  return thin_bf16::enabled() ? "AVX512-BF16 kernels"
                               : "composite ATen path, oneDNN bf16 (float32 kernels under 2048 rows)";
 }
 
