@@ -44,4 +44,19 @@ void with_tail_vectors(int64_t rest, const Fn& fn) {
   }
 }
 
+// The wide kernels' column blocks of n: fn(nb, tail, col, last) for blocks of 64 columns (nb a
+// std::integral_constant<int, 4>, tail std::false_type), then one block of the 1 to 4 vectors
+// that hold the rest (tail std::true_type), its last vector's lanes in `last`.
+template <typename Fn>
+void for_column_blocks(int64_t n, const Fn& fn) {
+  constexpr int64_t kBlock = 64;
+  int64_t col = 0;
+  for (; col + kBlock <= n; col += kBlock)
+    fn(std::integral_constant<int, 4>{}, std::false_type{}, col, uint16_t{0xFFFF});
+  const int64_t rest = n - col;
+  if (rest == 0) return;
+  const auto last = static_cast<uint16_t>(rest % 16 ? (1u << (rest % 16)) - 1 : 0xFFFF);
+  with_tail_vectors(rest, [&](auto nb) { fn(nb, std::true_type{}, col, last); });
+}
+
 }  // namespace comera::thin

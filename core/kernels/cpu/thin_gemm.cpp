@@ -127,19 +127,12 @@ void wide_nb(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B,
                                                      C + i * ldc + col, ldc, last);
 }
 
-// Column blocks of 64, then one masked block for the rest.
 template <bool BIAS, bool STREAM>
 void wide_all(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B, int64_t n,
               const float* bias, float* C, int64_t ldc) {
-  constexpr int64_t kBlock = 64;
-  int64_t col = 0;
-  for (; col + kBlock <= n; col += kBlock)
-    wide_nb<4, false, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
-  const int64_t rest = n - col;
-  if (rest == 0) return;
-  const __mmask16 last = rest % 16 ? __mmask16((1u << (rest % 16)) - 1) : __mmask16(0xFFFF);
-  with_tail_vectors(rest, [&](auto nb) {
-    wide_nb<decltype(nb)::value, true, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+  for_column_blocks(n, [&](auto nb, auto tail, int64_t col, __mmask16 last) {
+    wide_nb<decltype(nb)::value, decltype(tail)::value, BIAS, STREAM>(A, lda, m, rp, B, n, bias, C,
+                                                                     ldc, col, last);
   });
 }
 

@@ -19,8 +19,8 @@
 namespace comera::thin_bf16 {
 
 using thin::block_rows;
+using thin::for_column_blocks;
 using thin::with_flag;
-using thin::with_tail_vectors;
 using thin::with_vectors;
 
 bool enabled() { return cpu::cpu_has_avx512_bf16() && fast_kernels_enabled(); }
@@ -191,19 +191,12 @@ void wide_nb(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, i
                                                      C + i * ldc + col, ldc, last);
 }
 
-// Column blocks of 64, then one masked block for the rest.
 template <bool BIAS, typename Out>
 void wide_all(const bf16* A, int64_t lda, int64_t m, int64_t rp, const bf16* B, int64_t n,
               const float* bias, Out* C, int64_t ldc) {
-  constexpr int64_t kBlock = 64;
-  int64_t col = 0;
-  for (; col + kBlock <= n; col += kBlock)
-    wide_nb<4, false, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, 0xFFFF);
-  const int64_t rest = n - col;
-  if (rest == 0) return;
-  const __mmask16 last = cpu::lanes(0, rest % 16 ? rest % 16 : 16);
-  with_tail_vectors(rest, [&](auto nb) {
-    wide_nb<decltype(nb)::value, true, BIAS>(A, lda, m, rp, B, n, bias, C, ldc, col, last);
+  for_column_blocks(n, [&](auto nb, auto tail, int64_t col, __mmask16 last) {
+    wide_nb<decltype(nb)::value, decltype(tail)::value, BIAS>(A, lda, m, rp, B, n, bias, C, ldc,
+                                                             col, last);
   });
 }
 

@@ -1,9 +1,9 @@
 #pragma once
 // AVX512-BF16 kernels for the merged path's batch products in a bf16 forward: the thin_gemm.h
 // shapes with bf16 operands, float32 accumulation (vdpbf16ps) and bf16 or float32 results.
-// oneDNN 2.6 runs these shapes at a third of its bf16 GEMM rate on an AMD EPYC
-// (docs/precision.md); broadcast loops with the narrow side in registers run them at about
-// twice comera's float32 kernels.
+// oneDNN 2.6 runs these shapes at a third of its bf16 GEMM rate on an AMD EPYC, below comera's
+// float32 kernels; broadcast loops with the narrow side in registers run them faster than both
+// (docs/precision.md).
 //
 // vdpbf16ps multiplies pairs: each 32-bit lane of an operand holds two bf16 values along the
 // reduction. A weight-sized operand is packed once per pass as pairs (pack_pairs); the batch
