@@ -214,6 +214,17 @@ TEST_CASE("bf16 thin GEMMs match float64 products of their bf16 inputs, every ta
     CHECK(at::equal(P[0], at::stack({A[0], A[1]}, 1)));
     CHECK(at::equal(P[1], at::stack({A[2], at::zeros({19}, at::kBFloat16)}, 1)));
   }
+  // Pair transpose: P[t][i] holds A[i][2t], A[i][2t+1]; rows of A wider than used, every tile tail,
+  // bit patterns that are denormal or NaN as floats kept.
+  for (const int64_t m : {1, 17, 128})
+    for (const int64_t k : {2, 34, 64}) {
+      INFO("transpose_pairs m " << m << " k " << k);
+      auto A = at::randint(0, 65536, {m, k + 6}, at::kInt).to(at::kShort).view(at::kBFloat16);
+      auto P = at::empty({k / 2, m, 2}, at::kBFloat16);
+      tb::transpose_pairs(bf16_ptr(A), k + 6, m, k, bf16_ptr(P));
+      const auto want = A.narrow(1, 0, k).reshape({m, k / 2, 2}).transpose(0, 1);
+      CHECK(at::equal(P.view(at::kShort), want.contiguous().view(at::kShort)));
+    }
   // C (m, n) = A (m, rp)·B (rp, n) + bias, every column tail, the stacked-rank inner sizes.
   for (const int64_t rp : {16, 32, 96})
     for (const int64_t n : {16, 37, 64, 100, 130})

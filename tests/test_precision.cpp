@@ -146,19 +146,32 @@ TEST_CASE("a TT layer on the bf16 kernels computes in bf16 at every size", "[pre
   TTLinear layer(TTLinearOptions({4, 4, 4}, {4, 8, 2}, {1, 4, 8, 12, 6, 2, 1}));
   for (const int64_t rows : {1, 7, 128}) {
     INFO(rows << " rows");
-    const auto x = at::randn({rows, 64});
+    const auto x = at::randn({rows, 64}).requires_grad_();
+    const auto g = at::randn({rows, 64});
     at::Tensor y16;
     {
       const ForwardPrecision bf16(Precision::Bf16);
       y16 = layer->forward(x);
     }
     REQUIRE(y16.scalar_type() == at::kBFloat16);
+    y16.backward(g.to(at::kBFloat16));
     std::vector<at::Tensor> cores64, ranks64;
     for (const auto& t : layer->cores()) cores64.push_back(t.detach().to(at::kDouble));
     for (const auto& t : layer->rank_vectors()) ranks64.push_back(t.detach().to(at::kDouble));
-    const auto y64 = x.to(at::kDouble).mm(dense_weight(cores64, ranks64, layer->threshold())) +
-                     layer->bias.detach().to(at::kDouble);
+    const auto w64 = dense_weight(cores64, ranks64, layer->threshold());
+    const auto y64 = x.detach().to(at::kDouble).mm(w64) + layer->bias.detach().to(at::kDouble);
     check_bf16_close(y16, y64, "output");
+    // A float32 x is narrowed inside the layer and gets its gradient in float32.
+    REQUIRE(x.grad().scalar_type() == at::kFloat);
+    check_bf16_close(x.grad(), g.to(at::kBFloat16).to(at::kDouble).mm(w64.t()), "input gradient", 5e-2);
+    // A bf16 x gets a bf16 gradient.
+    const auto xb = x.detach().to(at::kBFloat16).requires_grad_();
+    {
+      const ForwardPrecision bf16(Precision::Bf16);
+      layer->forward(xb).backward(g.to(at::kBFloat16));
+    }
+    REQUIRE(xb.grad().scalar_type() == at::kBFloat16);
+    check_bf16_close(xb.grad(), g.to(at::kBFloat16).to(at::kDouble).mm(w64.t()), "bf16 input gradient", 5e-2);
   }
 }
 

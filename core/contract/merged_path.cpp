@@ -1,5 +1,6 @@
 #include "core/contract/merged_path.h"
 
+#include "core/kernels/cpu/bf16_rows.h"
 #include "core/kernels/cpu/blas_gemm.h"
 #include "core/kernels/cpu/gemm_team.h"
 #include "core/kernels/cpu/thin_gemm.h"
@@ -344,20 +345,21 @@ at::Tensor pack(const at::Tensor& A, int64_t k, int64_t n) {
 // K and V): core merges by BLAS with the chains' sides shared out between the threads, batch
 // GEMMs by the thin kernels at r_d padded to rp (x read once per chunk for all the layers, and
 // one dX for all), and a backward by hand from the saved merges. No ATen op runs except
-// allocations. A bf16 x (a bf16 forward) takes the bf16 batch kernels: the merges stay float32
-// and are packed as bf16 pairs, and x, T, Y and dX are bf16.
+// allocations. In a bf16 forward (low) the batch products take the bf16 kernels: the merges stay
+// float32 and are packed as bf16 pairs, and T and Y are bf16. A float32 x (a layer norm's output)
+// is narrowed a chunk at a time as it is read, and its gradient is written in float32, so that
+// neither needs a pass of its own; a bf16 x gets a bf16 gradient.
 class MergedGroup : public torch::autograd::Function<MergedGroup> {
  public:
   // bias: the biases present, in layer order. train: a backward will follow, so the transposed
   // operands it needs are made here, on the merges' threads.
   static variable_list forward(AutogradContext* ctx, const at::Tensor& x, at::TensorList cores,
                                at::TensorList ranks, at::TensorList bias,
-                               std::vector<int64_t> layout, bool train) {
+                               std::vector<int64_t> layout, bool train, bool low) {
     const auto m = members(cores, ranks, layout);
     const auto G = static_cast<int64_t>(m.size());
     const int threads = at::get_num_threads();
     const int64_t in = m[0].in, B = x.numel() / in, RP = m.back().off + m.back().rp;
-    const bool low = x.scalar_type() == at::kBFloat16;
     const auto options = x.options().dtype(at::kFloat);
     auto out_sizes = x.sizes().vec();  // x's leading shape, then each layer's out
     // Per layer: the merges (prefix[d-1] is L padded to (in, rp)), Rd = diag(d_d)·R with rows
@@ -428,10 +430,14 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
         if (train) RdT[g] = pack(RdT[g], m[g].out, m[g].rp);
       }
       if (train) LT = pack(LT, RP, in);
-      const auto* xp = bf16_data(X);
+      // X becomes the bf16 rows that the backward reads.
+      const float* wide = X.scalar_type() == at::kFloat ? data(X) : nullptr;
+      if (wide) X = at::empty(X.sizes(), X.options().dtype(at::kBFloat16));
+      auto* xp = bf16_data(X);
       for_parts(B, part_count(B, threads), [&](int64_t, int64_t begin, int64_t end) {
         for (int64_t i = begin; i < end; i += kChunkRows) {
           const int64_t n = std::min(kChunkRows, end - i);
+          if (wide) cpu::float_to_bf16(wide + i * in, n * in, xp + i * in);
           for (int64_t g = 0; g < G; ++g) {
             const Member& l = m[g];
             auto* tp = bf16_data(T[g]) + i * l.rp;
@@ -469,6 +475,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
       saved.insert(saved.end(), ranks.begin(), ranks.end());
       ctx->save_for_backward(saved);
       ctx->saved_data["layout"] = layout;
+      ctx->saved_data["float_x"] = x.scalar_type() == at::kFloat;
     }
     return Y;
   }
@@ -511,7 +518,8 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
       db[g] = at::empty({parts, layout[2 * g + 1] ? l.out : 0}, options);
     }
     at::Tensor dx;
-    if (ctx->needs_input_grad(0)) dx = at::empty(X.sizes(), X.options());
+    const bool float_x = ctx->saved_data["float_x"].toBool();
+    if (ctx->needs_input_grad(0)) dx = at::empty(X.sizes(), float_x ? options : X.options());
     // Zeroes part p's sums where it has no rows (the first chunk writes them otherwise).
     const auto clear_part = [&](int64_t p, bool empty) {
       for (int64_t g = 0; g < G; ++g) {
@@ -527,7 +535,8 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
       int64_t widest = in;
       for (const Member& l : m) widest = std::max(widest, l.out);
       const auto* xp = bf16_data(X);
-      auto* dxp = dx.defined() ? bf16_data(dx) : nullptr;
+      auto* dxp = dx.defined() && !float_x ? bf16_data(dx) : nullptr;
+      float* dxf = dx.defined() && float_x ? dx.data_ptr<float>() : nullptr;
       for_parts(B, parts, [&](int64_t p, int64_t begin, int64_t end) {
         clear_part(p, begin == end);
         auto* up = bf16_scratch(0, kChunkRows * RP);
@@ -557,6 +566,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
             thin_bf16::at_b(xi, in, pairs, in, ui + 2 * m[g].off, RP, m[g].rp,
                             xtu[g].data_ptr<float>() + p * in * m[g].rp, m[g].rp, add);
           if (dxp) thin_bf16::a_wide(up, RP, n, RP, bf16_data(LT), in, nullptr, dxp + i * in, in);
+          if (dxf) thin_bf16::a_wide(up, RP, n, RP, bf16_data(LT), in, nullptr, dxf + i * in, in);
         }
       });
     } else {
@@ -637,6 +647,7 @@ class MergedGroup : public torch::autograd::Function<MergedGroup> {
       if (layout[2 * g + 1]) result.push_back(parts == 1 ? db[g][0] : db[g].sum(0));
     result.push_back(at::Tensor());  // layout
     result.push_back(at::Tensor());  // train
+    result.push_back(at::Tensor());  // low
     return result;
   }
 };
@@ -712,8 +723,8 @@ std::vector<at::Tensor> merged_paths(const at::Tensor& x,
     grad = grad || needs_grad(l.bias) || std::any_of(l.cores.begin(), l.cores.end(), needs_grad) ||
            std::any_of(l.ranks.begin(), l.ranks.end(), needs_grad);
   }
-  return MergedGroup::apply(low ? compute_cast(x) : x, at::TensorList(cores), at::TensorList(ranks),
-                            at::TensorList(bias), layout, at::GradMode::is_enabled() && grad);
+  return MergedGroup::apply(x, at::TensorList(cores), at::TensorList(ranks), at::TensorList(bias),
+                            layout, at::GradMode::is_enabled() && grad, low);
 }
 
 at::Tensor merged_path(const at::Tensor& x, const std::vector<at::Tensor>& cores,

@@ -3,6 +3,7 @@
 #include "core/kernels/cpu/avx512_intrinsics.h"
 #include "core/kernels/cpu/cpu_features.h"
 #include "core/kernels/cpu/thin_dispatch.h"
+#include "core/kernels/cpu/transpose.h"
 #include "core/kernels/fast_kernels.h"
 
 #include <c10/util/Exception.h>
@@ -26,10 +27,12 @@ using thin::with_vectors;
 bool enabled() { return cpu::cpu_has_avx512_bf16() && fast_kernels_enabled(); }
 
 void transpose_pairs(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P) {
-  TORCH_CHECK(k % 2 == 0, "bf16 pair transpose: the row length must be even, got ", k);
-  for (int64_t i = 0; i < m; ++i)
-    for (int64_t t = 0; t < k / 2; ++t)
-      std::memcpy(P + (t * m + i) * 2, A + i * lda + 2 * t, 2 * sizeof(bf16));
+  TORCH_CHECK(k % 2 == 0 && lda % 2 == 0,
+              "bf16 pair transpose: the row length and stride must be even, got ", k, " and ", lda);
+  // A transpose of 32-bit words, which the float transpose moves bit for bit (no arithmetic
+  // without a row scale).
+  cpu::transpose(reinterpret_cast<const float*>(A), m, k / 2, lda / 2, reinterpret_cast<float*>(P),
+                 m, m);
 }
 
 void pack_pairs(const float* B, int64_t ldb, int64_t k, int64_t n, bf16* P) {

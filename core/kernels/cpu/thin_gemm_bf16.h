@@ -25,8 +25,8 @@ bool enabled();
 void pack_pairs(const float* B, int64_t ldb, int64_t k, int64_t n, bf16* P);
 // P = A (m, k; row stride lda) interleaved by row pairs, the same layout as pack_pairs.
 void interleave_rows(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P);
-// P = Aᵀ (k, m) as pairs, for A (m, k; row stride lda), k even: A's rows hold the pairs already,
-// so P[(t·m + i)·2 + e] = A[i][2t + e] moves 32-bit words.
+// P = Aᵀ (k, m) as pairs, for A (m, k; row stride lda), k and lda even: A's rows hold the pairs
+// already, so P[(t·m + i)·2 + e] = A[i][2t + e] moves 32-bit words (AVX-512F tiles).
 void transpose_pairs(const bf16* A, int64_t lda, int64_t m, int64_t k, bf16* P);
 
 // C (m, rp) = A (m, k) · B (k, rp) rounded to bf16; k even, B packed (ceil(k/2) pairs of rows
