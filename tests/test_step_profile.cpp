@@ -60,9 +60,24 @@ TEST_CASE("step profile: FLOPs per part as counted by hand, times adding up to t
   }
   CHECK(part(p, "optimiser step").ms > 0);
   CHECK(part(p, "embedding lookup").forward_ms > 0);
+  // The rest, named: disjoint from the parts, so within the rest's time; largest first; and the
+  // loss, which the model code computes outside every part, among them.
+  double named_ms = 0;
+  bool loss = false;
+  for (size_t i = 0; i < p.rest_by_name.size(); ++i) {
+    const auto& [name, ms] = p.rest_by_name[i];
+    INFO(name);
+    CHECK(ms >= 0);
+    if (i > 0) CHECK(ms <= p.rest_by_name[i - 1].second);
+    named_ms += ms;
+    loss = loss || name == "aten::cross_entropy_loss";
+  }
+  CHECK(loss);
+  CHECK(named_ms <= part(p, "element-wise and other").ms * (1 + 1e-6) + 1e-9);
   const auto j = dense.to_json();
   CHECK(j["profile"]["parts"].size() == p.parts.size());
   CHECK(j["profile"]["parts"][0]["gflops"].get<double>() > 0);
+  CHECK(j["profile"]["rest_by_name"].size() == p.rest_by_name.size());
 
   // The quick preset's layers are TT matrices: x W as dense, plus forming each W, by hand
   // (core k's GEMM: the rows and columns so far x r_{k-1} x n_k m_k r_k): attention and pooler

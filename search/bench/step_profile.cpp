@@ -11,6 +11,7 @@
 #include <array>
 #include <chrono>
 #include <cstring>
+#include <map>
 #include <mutex>
 
 namespace comera {
@@ -44,10 +45,28 @@ struct Totals {
   std::mutex mutex;
   std::array<std::array<double, 2>, kCount> ms{};  // [part][backward]
   std::vector<NodeRange> ranges;
+  std::map<std::string, double> rest_ms;  // by name: outside every part
 };
+
+// Marks a callback that pushed a frame (an op inside another frame pushes none).
+struct Pushed : at::ObserverContext {};
 
 Totals* g_totals = nullptr;
 thread_local std::vector<Frame> t_frames;
+
+// A readable name: comera's autograd functions by their class, and autograd's own work around a
+// node (RecordFunction's "autograd::engine::evaluate_function: NODE") as "autograd after NODE".
+std::string short_name(std::string name) {
+  const std::string engine = "autograd::engine::evaluate_function: ";
+  const bool after = name.rfind(engine, 0) == 0;
+  if (after) name.erase(0, engine.size());
+  const std::string cpp_node = "torch::autograd::CppNode<";
+  if (name.rfind(cpp_node, 0) == 0 && name.back() == '>') {
+    name = name.substr(cpp_node.size(), name.size() - cpp_node.size() - 1);
+    name.erase(0, name.rfind("::") == std::string::npos ? 0 : name.rfind("::") + 2);
+  }
+  return after ? "autograd after " + name : name;
+}
 
 int scope_part(const char* name) {
   for (int p = 0; p < kCount; ++p)
@@ -63,16 +82,19 @@ int node_part(int64_t sequence_nr) {
   return -1;
 }
 
+// Scopes and backward nodes always open a frame; an ATen op only outside every frame (a top-level
+// op outside the parts, or autograd's own work between nodes), to name what the rest is.
 std::unique_ptr<at::ObserverContext> on_start(const at::RecordFunction& fn) {
+  if (fn.scope() == at::RecordScope::FUNCTION && !t_frames.empty()) return nullptr;
   const bool node = fn.scope() == at::RecordScope::BACKWARD_FUNCTION;
   const bool in_backward = node || (!t_frames.empty() && t_frames.back().backward);
   const int part = node ? node_part(fn.seqNr()) : scope_part(fn.name());
   t_frames.push_back({part, in_backward, Clock::now(), 0.0, at::sequence_number::peek()});
-  return nullptr;
+  return std::make_unique<Pushed>();
 }
 
-void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
-  if (t_frames.empty()) return;
+void on_end(const at::RecordFunction& fn, at::ObserverContext* pushed) {
+  if (!pushed || t_frames.empty()) return;
   const Frame f = t_frames.back();
   t_frames.pop_back();
   const double ms = ms_since(f.start);
@@ -81,6 +103,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext*) {
     g_totals->ms[f.part][f.backward ? 1 : 0] += ms - f.child_ms;
     if (!f.backward && fn.scope() == at::RecordScope::USER_SCOPE)
       g_totals->ranges.push_back({f.first_node, at::sequence_number::peek(), f.part});
+  } else if (fn.scope() != at::RecordScope::USER_SCOPE) {
+    std::lock_guard<std::mutex> lock(g_totals->mutex);
+    g_totals->rest_ms[short_name(fn.name())] += ms - f.child_ms;
   }
   if (!t_frames.empty()) t_frames.back().child_ms += ms;
 }
@@ -99,8 +124,10 @@ nlohmann::json StepProfile::to_json() const {
     }
     rows.push_back(row);
   }
+  nlohmann::json rest = nlohmann::json::array();
+  for (const auto& [name, ms] : rest_by_name) rest.push_back({{"name", name}, {"ms", ms}});
   return {{"steps", steps}, {"step_ms", step_ms}, {"gemm_gflops", gemm_gflops},
-          {"gemm_precision", gemm_precision}, {"parts", rows}};
+          {"gemm_precision", gemm_precision}, {"parts", rows}, {"rest_by_name", rest}};
 }
 
 StepProfile profile_steps(const std::function<void()>& step, int steps) {
@@ -110,7 +137,7 @@ StepProfile profile_steps(const std::function<void()>& step, int steps) {
   step_parts::set_counting(true);
   const auto handle = at::addGlobalCallback(
       at::RecordFunctionCallback(on_start, on_end)
-          .scopes({at::RecordScope::USER_SCOPE, at::RecordScope::BACKWARD_FUNCTION}));
+          .scopes({at::RecordScope::USER_SCOPE, at::RecordScope::BACKWARD_FUNCTION, at::RecordScope::FUNCTION}));
   StepProfile profile;
   profile.steps = std::max(1, steps);
   double wall = 0;
@@ -145,6 +172,9 @@ StepProfile profile_steps(const std::function<void()>& step, int steps) {
   rest.ms = std::max(0.0, profile.step_ms - accounted);
   rest.split = false;
   profile.parts.push_back(rest);
+  for (const auto& [name, ms] : totals.rest_ms) profile.rest_by_name.emplace_back(name, ms / n);
+  std::sort(profile.rest_by_name.begin(), profile.rest_by_name.end(),
+            [](const auto& a, const auto& b) { return a.second > b.second; });
   return profile;
 }
 

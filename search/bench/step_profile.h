@@ -9,6 +9,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace comera {
@@ -29,6 +30,9 @@ struct StepProfile {
   // The step's parts, then "element-wise and other": the step minus the parts (LayerNorm, GELU,
   // dropout, loss, autograd's own work).
   std::vector<StepPartProfile> parts;
+  // What of the rest could be named, per step, largest first: backward nodes that no part made
+  // and ATen ops called outside every part and node (the loss, autograd summing gradients).
+  std::vector<std::pair<std::string, double>> rest_by_name;
   nlohmann::json to_json() const;
 };
 

@@ -44,6 +44,13 @@ void print_profile(const std::string& title, const nlohmann::json& profile) {
                 cell(row, "forward_ms", "%.1f", 1).c_str(), cell(row, "backward_ms", "%.1f", 1).c_str(),
                 row["ms"].get<double>(), 100 * row["share"].get<double>(), cell(row, "gflop", row.value("gflop", 0.0) >= 100 ? "%.0f" : "%.3g", 1).c_str(),
                 cell(row, "gflops", "%.0f", 1).c_str(), cell(row, "of_gemm_rate", "%.0f%%", 100).c_str());
+  // The largest named pieces of the rest (all of them are in --json).
+  const auto rest = profile.value("rest_by_name", nlohmann::json::array());
+  if (rest.empty()) return;
+  std::printf("\nof the rest, by name (ms/step):");
+  for (size_t i = 0; i < rest.size() && i < 8; ++i)
+    std::printf("%s %s %.1f", i ? "," : "", rest[i]["name"].get<std::string>().c_str(), rest[i]["ms"].get<double>());
+  std::printf("\n");
 }
 
 // Each precision of --precision, checked before any child starts.
