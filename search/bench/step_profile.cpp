@@ -63,7 +63,8 @@ std::string short_name(std::string name) {
   const std::string cpp_node = "torch::autograd::CppNode<";
   if (name.rfind(cpp_node, 0) == 0 && name.back() == '>') {
     name = name.substr(cpp_node.size(), name.size() - cpp_node.size() - 1);
-    name.erase(0, name.rfind("::") == std::string::npos ? 0 : name.rfind("::") + 2);
+    const auto scope = name.rfind("::");
+    if (scope != std::string::npos) name.erase(0, scope + 2);
   }
   return after ? "autograd after " + name : name;
 }
@@ -104,8 +105,9 @@ void on_end(const at::RecordFunction& fn, at::ObserverContext* pushed) {
     if (!f.backward && fn.scope() == at::RecordScope::USER_SCOPE)
       g_totals->ranges.push_back({f.first_node, at::sequence_number::peek(), f.part});
   } else if (fn.scope() != at::RecordScope::USER_SCOPE) {
+    const auto name = short_name(fn.name());
     std::lock_guard<std::mutex> lock(g_totals->mutex);
-    g_totals->rest_ms[short_name(fn.name())] += ms - f.child_ms;
+    g_totals->rest_ms[name] += ms - f.child_ms;
   }
   if (!t_frames.empty()) t_frames.back().child_ms += ms;
 }
