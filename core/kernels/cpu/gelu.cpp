@@ -49,49 +49,51 @@ COMERA_AVX512F inline Cdf normal_cdf(__m512 x) {
 }
 
 COMERA_AVX512F void gelu_forward(const float* x, float* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = lanes(i, n);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
-    _mm512_mask_storeu_ps(y + i, m, _mm512_mul_ps(v, normal_cdf(v).cdf));
-  }
+  for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512F {
+    const __m512 v = load_ps(x + i, m);
+    store_ps(y + i, m, _mm512_mul_ps(v, normal_cdf(v).cdf));
+  });
 }
 
 // dx = g·(Φ(x) + x·φ(x)).
 COMERA_AVX512F void gelu_backward(const float* x, const float* g, float* dx, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = lanes(i, n);
-    const __m512 v = _mm512_maskz_loadu_ps(m, x + i);
+  for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512F {
+    const __m512 v = load_ps(x + i, m);
     const Cdf c = normal_cdf(v);
-    const __m512 slope = _mm512_fmadd_ps(v, c.pdf, c.cdf);
-    _mm512_mask_storeu_ps(dx + i, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, g + i), slope));
-  }
+    store_ps(dx + i, m, _mm512_mul_ps(load_ps(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf)));
+  });
 }
 #define COMERA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 // The same on bf16 rows, computed in float32.
+COMERA_AVX512_BF16 inline __m512 load(const c10::BFloat16* p, AllLanes) {
+  const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
+}
 COMERA_AVX512_BF16 inline __m512 load(const c10::BFloat16* p, __mmask16 m) {
-  const __m512i wide = _mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(wide, 16));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+COMERA_AVX512_BF16 inline void store(c10::BFloat16* p, AllLanes, __m512 v) {
+  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
+}
+COMERA_AVX512_BF16 inline void store(c10::BFloat16* p, __mmask16 m, __m512 v) {
+  _mm256_mask_storeu_epi16(p, m, (__m256i)_mm512_cvtneps_pbh(v));
 }
 
 COMERA_AVX512_BF16 void gelu_forward(const c10::BFloat16* x, c10::BFloat16* y, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = lanes(i, n);
+  for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512_BF16 {
     const __m512 v = load(x + i, m);
-    const __m512 out = _mm512_mul_ps(v, normal_cdf(v).cdf);
-    _mm256_mask_storeu_epi16(y + i, m, (__m256i)_mm512_cvtneps_pbh(out));
-  }
+    store(y + i, m, _mm512_mul_ps(v, normal_cdf(v).cdf));
+  });
 }
 
 COMERA_AVX512_BF16 void gelu_backward(const c10::BFloat16* x, const c10::BFloat16* g,
                                       c10::BFloat16* dx, int64_t n) {
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 m = lanes(i, n);
+  for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512_BF16 {
     const __m512 v = load(x + i, m);
     const Cdf c = normal_cdf(v);
-    const __m512 grad = _mm512_mul_ps(load(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf));
-    _mm256_mask_storeu_epi16(dx + i, m, (__m256i)_mm512_cvtneps_pbh(grad));
-  }
+    store(dx + i, m, _mm512_mul_ps(load(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf)));
+  });
 }
 #else
 template <typename E>
