@@ -1,7 +1,8 @@
 // The fused CPU kernels against float64 ATen: the attention's row softmax with a bias row (every
 // row length through the vector width's tails, padding bias, wide score ranges) and its
 // softmax-and-dropout backward, the fused GELU with its gradient, the tiled transpose, and the
-// bf16 thin GEMMs.
+// bf16 thin GEMMs, and the bf16 row conversions against c10's scalar ones.
+#include "core/kernels/cpu/bf16_rows.h"
 #include "core/kernels/cpu/cpu_features.h"
 #include "core/kernels/cpu/gelu.h"
 #include "core/kernels/cpu/softmax_rows.h"
@@ -10,6 +11,11 @@
 #include "tests/support/catch.h"
 
 #include <ATen/ATen.h>
+
+#include <cmath>
+#include <cstring>
+#include <limits>
+#include <vector>
 
 TEST_CASE("softmax rows with a bias row match float64 softmax, every length", "[kernels]") {
   at::manual_seed(3);
@@ -113,6 +119,37 @@ TEST_CASE("the fused GELU on bf16 rows matches float64 gelu of the same values",
     const auto dg = xd.grad();
     CHECK(((xb.grad().to(at::kDouble) - dg).abs() - dg.abs() / 256 - 1e-6 * scale * g.to(at::kDouble).abs())
               .max().item<double>() <= 0);
+  }
+}
+
+TEST_CASE("bf16 row conversions round to nearest even as c10's scalar ones, every tail", "[kernels]") {
+  // Values with every low half: ties (0x8000) rounding to even both ways, and ±0, ±inf.
+  std::vector<float> x;
+  for (uint32_t high : {0x3F80u, 0x3F81u, 0xC2F7u, 0x0001u, 0x7F7Fu})
+    for (uint32_t low : {0x0000u, 0x0001u, 0x7FFFu, 0x8000u, 0x8001u, 0xFFFFu}) {
+      const uint32_t bits = high << 16 | low;
+      float f;
+      std::memcpy(&f, &bits, sizeof f);
+      x.push_back(f);
+    }
+  for (float v : {0.0f, -0.0f, std::numeric_limits<float>::infinity(), -std::numeric_limits<float>::infinity()})
+    x.push_back(v);
+  const auto r = at::randn({97}) * 1e3;
+  x.insert(x.end(), r.data_ptr<float>(), r.data_ptr<float>() + r.numel());
+  for (const int64_t n : {int64_t{1}, int64_t{15}, int64_t{16}, int64_t{17}, static_cast<int64_t>(x.size())}) {
+    INFO("n " << n);
+    std::vector<c10::BFloat16> got(static_cast<size_t>(n));
+    comera::cpu::float_to_bf16(x.data(), n, got.data());
+    std::vector<float> back(static_cast<size_t>(n));
+    comera::cpu::bf16_to_float(got.data(), n, 0.5f, back.data());
+    for (int64_t j = 0; j < n; ++j) {
+      INFO("x " << x[j]);
+      // AVX512-BF16's conversion instruction reads a denormal as a zero of its sign.
+      const bool flushed = comera::cpu::cpu_has_avx512_bf16() && std::fpclassify(x[j]) == FP_SUBNORMAL;
+      const c10::BFloat16 want(flushed ? std::copysign(0.0f, x[j]) : x[j]);
+      CHECK(got[j].x == want.x);
+      CHECK(back[j] == 0.5f * static_cast<float>(want));
+    }
   }
 }
 

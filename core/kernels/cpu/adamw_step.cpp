@@ -17,22 +17,20 @@ COMERA_AVX512F void adamw_step(float* p, const float* g, float* m, float* v, flo
                b2 = _mm512_set1_ps(c.b2), c1 = _mm512_set1_ps(c.c1), c2 = _mm512_set1_ps(c.c2),
                eps = _mm512_set1_ps(c.eps), step = _mm512_set1_ps(c.step),
                inv_bias2 = _mm512_set1_ps(c.inv_bias2);
-  for (int64_t i = 0; i < n; i += 16) {
-    const __mmask16 k = lanes(i, n);
-    const __m512 gi = _mm512_maskz_loadu_ps(k, g + i);
-    const __m512 pi = _mm512_mul_ps(_mm512_maskz_loadu_ps(k, p + i), decay);
-    const __m512 mi = _mm512_add_ps(_mm512_mul_ps(b1, _mm512_maskz_loadu_ps(k, m + i)), _mm512_mul_ps(c1, gi));
-    __m512 vi = _mm512_add_ps(_mm512_mul_ps(b2, _mm512_maskz_loadu_ps(k, v + i)),
-                              _mm512_mul_ps(_mm512_mul_ps(c2, gi), gi));
-    _mm512_mask_storeu_ps(m + i, k, mi);
-    _mm512_mask_storeu_ps(v + i, k, vi);
+  for_vectors(n, [&](int64_t i, auto k) COMERA_AVX512F {
+    const __m512 gi = load_ps(g + i, k);
+    const __m512 pi = _mm512_mul_ps(load_ps(p + i, k), decay);
+    const __m512 mi = _mm512_add_ps(_mm512_mul_ps(b1, load_ps(m + i, k)), _mm512_mul_ps(c1, gi));
+    __m512 vi = _mm512_add_ps(_mm512_mul_ps(b2, load_ps(v + i, k)), _mm512_mul_ps(_mm512_mul_ps(c2, gi), gi));
+    store_ps(m + i, k, mi);
+    store_ps(v + i, k, vi);
     if (vmax) {
-      vi = _mm512_max_ps(_mm512_maskz_loadu_ps(k, vmax + i), vi);
-      _mm512_mask_storeu_ps(vmax + i, k, vi);
+      vi = _mm512_max_ps(load_ps(vmax + i, k), vi);
+      store_ps(vmax + i, k, vi);
     }
     const __m512 den = _mm512_add_ps(_mm512_mul_ps(_mm512_sqrt_ps(vi), inv_bias2), eps);
-    _mm512_mask_storeu_ps(p + i, k, _mm512_sub_ps(pi, _mm512_div_ps(_mm512_mul_ps(step, mi), den)));
-  }
+    store_ps(p + i, k, _mm512_sub_ps(pi, _mm512_div_ps(_mm512_mul_ps(step, mi), den)));
+  });
 }
 
 #else

@@ -30,6 +30,9 @@ COMERA_AVX512F inline __m512 load_ps(const float* p, AllLanes) { return _mm512_l
 COMERA_AVX512F inline __m512 load_ps(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
 COMERA_AVX512F inline void store_ps(float* p, AllLanes, __m512 v) { _mm512_storeu_ps(p, v); }
 COMERA_AVX512F inline void store_ps(float* p, __mmask16 m, __m512 v) { _mm512_mask_storeu_ps(p, m, v); }
+// v in the lanes m holds, other in the rest (for sums and maxima over a tail).
+COMERA_AVX512F inline __m512 where(AllLanes, __m512 v, __m512) { return v; }
+COMERA_AVX512F inline __m512 where(__mmask16 m, __m512 v, __m512 other) { return _mm512_mask_blend_ps(m, other, v); }
 
 // step(i, lanes) for i = 0, 16, ... < n: lanes is AllLanes{} for whole vectors, the tail's mask
 // for the last, partial one. step is a generic lambda marked with its caller's target; with no

@@ -1,7 +1,8 @@
 #pragma once
 // bfloat16 rows to float32 and back, for kernels that keep bf16 tensors in memory and do their
 // row arithmetic in float32 (the bf16 attention core). bf16 -> float is exact; float -> bf16
-// rounds to nearest even. AVX-512 where the CPU has it, else one element at a time.
+// rounds to nearest even (on AVX512-BF16, denormals to zeros of their sign). AVX-512 where the
+// CPU has it, else one element at a time.
 #include <c10/util/BFloat16.h>
 
 #include <cstdint>

@@ -34,32 +34,25 @@ void softmax_row_scalar(T* row, int64_t n, const T* bias) {
 
 #ifdef COMERA_SOFTMAX_X86
 COMERA_AVX512F void softmax_row_avx512(float* row, int64_t n, const float* bias) {
-  const int64_t full = n / 16 * 16;
-  const __mmask16 tail = static_cast<__mmask16>((1u << (n - full)) - 1);
-  __m512 vmax = _mm512_set1_ps(-std::numeric_limits<float>::infinity());
-  for (int64_t j = 0; j <= full; j += 16) {
-    const __mmask16 m = j < full ? __mmask16(0xFFFF) : tail;
-    if (!m) break;
-    __m512 v = _mm512_maskz_loadu_ps(m, row + j);
-    if (bias) v = _mm512_add_ps(v, _mm512_maskz_loadu_ps(m, bias + j));
-    _mm512_mask_storeu_ps(row + j, m, v);
-    vmax = _mm512_mask_max_ps(vmax, m, vmax, v);
-  }
+  const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps();
+  __m512 vmax = lowest;
+  for_vectors(n, [&](int64_t j, auto m) COMERA_AVX512F {
+    __m512 v = load_ps(row + j, m);
+    if (bias) v = _mm512_add_ps(v, load_ps(bias + j, m));
+    store_ps(row + j, m, v);
+    vmax = _mm512_max_ps(vmax, where(m, v, lowest));
+  });
   const __m512 max = _mm512_set1_ps(_mm512_reduce_max_ps(vmax));
-  __m512 vsum = _mm512_setzero_ps();
-  for (int64_t j = 0; j <= full; j += 16) {
-    const __mmask16 m = j < full ? __mmask16(0xFFFF) : tail;
-    if (!m) break;
-    const __m512 e = exp_nonpositive(_mm512_sub_ps(_mm512_maskz_loadu_ps(m, row + j), max));
-    _mm512_mask_storeu_ps(row + j, m, e);
-    vsum = _mm512_mask_add_ps(vsum, m, vsum, e);
-  }
+  __m512 vsum = zero;
+  for_vectors(n, [&](int64_t j, auto m) COMERA_AVX512F {
+    const __m512 e = exp_nonpositive(_mm512_sub_ps(load_ps(row + j, m), max));
+    store_ps(row + j, m, e);
+    vsum = _mm512_add_ps(vsum, where(m, e, zero));
+  });
   const __m512 inv = _mm512_set1_ps(1.0f / _mm512_reduce_add_ps(vsum));
-  for (int64_t j = 0; j <= full; j += 16) {
-    const __mmask16 m = j < full ? __mmask16(0xFFFF) : tail;
-    if (!m) break;
-    _mm512_mask_storeu_ps(row + j, m, _mm512_mul_ps(_mm512_maskz_loadu_ps(m, row + j), inv));
-  }
+  for_vectors(n, [&](int64_t j, auto m) COMERA_AVX512F {
+    store_ps(row + j, m, _mm512_mul_ps(load_ps(row + j, m), inv));
+  });
 }
 #endif
 
@@ -97,17 +90,14 @@ void softmax_dropout_backward_scalar(const T* p, const T* d, T* g, int64_t n, T 
 COMERA_AVX512F void softmax_dropout_backward_avx512(const float* p, const float* d, float* g,
                                                     int64_t n, float scale) {
   __m512 acc = _mm512_setzero_ps();
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = lanes(j, n);
-    acc = _mm512_fmadd_ps(_mm512_maskz_loadu_ps(m, g + j), _mm512_maskz_loadu_ps(m, d + j), acc);
-  }
+  for_vectors(n, [&](int64_t j, auto m) COMERA_AVX512F {
+    acc = _mm512_fmadd_ps(load_ps(g + j, m), load_ps(d + j, m), acc);
+  });
   const __m512 dot = _mm512_set1_ps(_mm512_reduce_add_ps(acc)), s = _mm512_set1_ps(scale);
-  for (int64_t j = 0; j < n; j += 16) {
-    const __mmask16 m = lanes(j, n);
-    const __m512 v = _mm512_fmsub_ps(_mm512_maskz_loadu_ps(m, d + j), _mm512_maskz_loadu_ps(m, g + j),
-                                     _mm512_mul_ps(_mm512_maskz_loadu_ps(m, p + j), dot));
-    _mm512_mask_storeu_ps(g + j, m, _mm512_mul_ps(v, s));
-  }
+  for_vectors(n, [&](int64_t j, auto m) COMERA_AVX512F {
+    const __m512 v = _mm512_fmsub_ps(load_ps(d + j, m), load_ps(g + j, m), _mm512_mul_ps(load_ps(p + j, m), dot));
+    store_ps(g + j, m, _mm512_mul_ps(v, s));
+  });
 }
 #endif
 

@@ -12,7 +12,7 @@
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define COMERA_THIN_X86 1
-#include <immintrin.h>
+#include "core/kernels/cpu/avx512_intrinsics.h"
 #define COMERA_AVX512 __attribute__((target("avx512f,fma")))
 #endif
 
@@ -140,15 +140,9 @@ void wide_all(const float* A, int64_t lda, int64_t m, int64_t rp, const float* B
 COMERA_AVX512 void col_sum_avx512(const float* A, int64_t lda, int64_t m, int64_t n, float* s) {
   for (int64_t i = 0; i < m; ++i) {
     const float* row = A + i * lda;
-    int64_t j = 0;
-    for (; j + 16 <= n; j += 16)
-      _mm512_storeu_ps(s + j, _mm512_add_ps(_mm512_loadu_ps(s + j), _mm512_loadu_ps(row + j)));
-    if (j < n) {
-      const __mmask16 mask = __mmask16((1u << (n - j)) - 1);
-      _mm512_mask_storeu_ps(
-          s + j, mask,
-          _mm512_add_ps(_mm512_maskz_loadu_ps(mask, s + j), _mm512_maskz_loadu_ps(mask, row + j)));
-    }
+    cpu::for_vectors(n, [&](int64_t j, auto lanes) COMERA_AVX512 {
+      cpu::store_ps(s + j, lanes, _mm512_add_ps(cpu::load_ps(s + j, lanes), cpu::load_ps(row + j, lanes)));
+    });
   }
 }
 

@@ -57,6 +57,14 @@ COMERA_AVX512_BF16 inline __m512bh load_pairs(const bf16* p) {
   return (__m512bh)_mm512_loadu_si512(p);
 }
 
+// 16 bf16 values, or those of a tail.
+COMERA_AVX512_BF16 inline __m256i load_half(const bf16* p, cpu::AllLanes) {
+  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
+}
+COMERA_AVX512_BF16 inline __m256i load_half(const bf16* p, __mmask16 lanes) {
+  return _mm256_maskz_loadu_epi16(lanes, p);
+}
+
 COMERA_AVX512_BF16 inline void store(bf16* p, __m512 v) {
   _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
 }
@@ -231,12 +239,11 @@ COMERA_AVX512_BF16 void interleave_avx512(const bf16* A, int64_t lda, int64_t m,
 COMERA_AVX512_BF16 void col_sum_avx512(const bf16* A, int64_t lda, int64_t m, int64_t n, float* s) {
   for (int64_t i = 0; i < m; ++i) {
     const bf16* row = A + i * lda;
-    for (int64_t j = 0; j < n; j += 16) {
-      const __mmask16 mask = cpu::lanes(j, n);
-      const __m256i half = _mm256_maskz_loadu_epi16(mask, row + j);
+    cpu::for_vectors(n, [&](int64_t j, auto mask) COMERA_AVX512_BF16 {
+      const __m256i half = load_half(row + j, mask);
       const __m512 x = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
-      _mm512_mask_storeu_ps(s + j, mask, _mm512_add_ps(_mm512_maskz_loadu_ps(mask, s + j), x));
-    }
+      cpu::store_ps(s + j, mask, _mm512_add_ps(cpu::load_ps(s + j, mask), x));
+    });
   }
 }
 

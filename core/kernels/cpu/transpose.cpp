@@ -55,11 +55,19 @@ COMERA_AVX512F void transpose_avx512(const float* A, int64_t rows, int64_t cols,
       const __mmask16 load = low_bits(width);
       __m512 r[16];
       for (int i = 0; i < 16; ++i) {
-        r[i] = i < valid ? _mm512_maskz_loadu_ps(load, A + (i0 + i) * lda + j0) : _mm512_setzero_ps();
+        const float* row = A + (i0 + i) * lda + j0;
+        // Plain loads for whole tiles (a masked load stalls on Zen 5: avx512_intrinsics.h).
+        r[i] = i >= valid ? _mm512_setzero_ps() : width == kTile ? _mm512_loadu_ps(row) : _mm512_maskz_loadu_ps(load, row);
         if (row_scale && i < valid) r[i] = _mm512_mul_ps(r[i], _mm512_set1_ps(row_scale[i0 + i]));
       }
       transpose_registers(r);
-      for (int j = 0; j < width; ++j) _mm512_mask_storeu_ps(B + (j0 + j) * ldb + i0, store, r[j]);
+      for (int j = 0; j < width; ++j) {
+        float* out = B + (j0 + j) * ldb + i0;
+        if (store == 0xFFFF)
+          _mm512_storeu_ps(out, r[j]);
+        else
+          _mm512_mask_storeu_ps(out, store, r[j]);
+      }
     }
   }
 }
