@@ -262,7 +262,8 @@ TEST_CASE("bf16 thin GEMMs match float64 products of their bf16 inputs, every ta
       const auto want = A.narrow(1, 0, k).reshape({m, k / 2, 2}).transpose(0, 1);
       CHECK(at::equal(P.view(at::kShort), want.contiguous().view(at::kShort)));
     }
-  // C (m, n) = A (m, rp)·B (rp, n) + bias, every column tail, the stacked-rank inner sizes.
+  // C (m, n) = A (m, rp)·B (rp, n) + bias, every column tail, the stacked-rank inner sizes, in bf16
+  // and in float32.
   for (const int64_t rp : {16, 32, 96})
     for (const int64_t n : {16, 37, 64, 100, 130})
       for (const bool bias : {false, true}) {
@@ -274,12 +275,17 @@ TEST_CASE("bf16 thin GEMMs match float64 products of their bf16 inputs, every ta
         auto P = at::empty({rp * n}, at::kBFloat16);
         tb::pack_pairs(B32.data_ptr<float>(), n, rp, n, bf16_ptr(P));
         auto C = at::full({m, n + 5}, 7.0f).to(at::kBFloat16);
-        tb::a_wide(bf16_ptr(A16), rp + 2, m, rp, bf16_ptr(P), n,
-                   bias ? b32.data_ptr<float>() : nullptr, bf16_ptr(C), n + 5);
+        auto C32 = at::full({m, n + 5}, 7.0f);
+        const float* bp = bias ? b32.data_ptr<float>() : nullptr;
+        tb::a_wide(bf16_ptr(A16), rp + 2, m, rp, bf16_ptr(P), n, bp, bf16_ptr(C), n + 5);
+        tb::a_wide(bf16_ptr(A16), rp + 2, m, rp, bf16_ptr(P), n, bp, C32.data_ptr<float>(), n + 5);
         auto want = A.narrow(1, 0, rp).mm(B);
         if (bias) want = want + b;
         check_rounded(C.narrow(1, 0, n), want);
+        CHECK((C32.narrow(1, 0, n).to(at::kDouble) - want).abs().max().item<double>() <
+              1e-5 * (want.abs().max().item<double>() + 1));
         CHECK((C.narrow(1, n, 5).to(at::kFloat) == 7).all().item<bool>());
+        CHECK((C32.narrow(1, n, 5) == 7).all().item<bool>());
       }
   // Column sums in float32 over rows with a stride, every tail.
   for (const int64_t n : {1, 16, 37}) {
