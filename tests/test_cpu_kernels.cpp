@@ -17,36 +17,39 @@
 #include <limits>
 #include <vector>
 
-TEST_CASE("softmax rows with a bias row match float64 softmax, every length", "[kernels]") {
+TEST_CASE("softmax rows with a scale and a bias row match float64 softmax, every length", "[kernels]") {
   at::manual_seed(3);
   for (int64_t n = 1; n <= 40; ++n) {
-    INFO("n " << n);
-    const int64_t rows = 3, ld = n + 5;
-    // Scores over a wide range; some bias entries are the padding bias (-1e9).
-    // Float-representable inputs: the comparison sees the kernel's error, not the inputs' rounding.
-    auto scores = (at::randn({rows, ld}, at::kDouble) * 30).to(at::kFloat).to(at::kDouble);
-    auto bias = at::randn({2, n}, at::kDouble).to(at::kFloat).to(at::kDouble);
-    bias.index_put_({0, at::arange(0, n, 3)}, -1e9);
-    for (const int64_t bias_ld : {int64_t{0}, n}) {
-      const auto expected_bias = bias_ld == 0 ? bias[0].expand({rows, n})
-                                              : at::cat({bias, bias[0].unsqueeze(0)}).narrow(0, 0, rows);
-      const auto all_bias = bias_ld == 0 ? bias[0].contiguous() : at::cat({bias, bias[0].unsqueeze(0)}).contiguous();
-      const auto want = at::softmax(scores.narrow(1, 0, n) + expected_bias, -1);
-      auto f = scores.to(at::kFloat).contiguous();
-      const auto fb = all_bias.to(at::kFloat).contiguous();
-      comera::cpu::softmax_rows(f.data_ptr<float>(), rows, n, ld, fb.data_ptr<float>(), bias_ld);
-      auto d = scores.clone();
-      const auto db = all_bias.clone();
-      comera::cpu::softmax_rows(d.data_ptr<double>(), rows, n, ld, db.data_ptr<double>(), bias_ld);
-      CHECK((f.narrow(1, 0, n).to(at::kDouble) - want).abs().max().item<double>() < 1e-6);
-      CHECK((d.narrow(1, 0, n) - want).abs().max().item<double>() < 1e-14);
-      // The padding left after each row is untouched.
-      CHECK(at::equal(f.narrow(1, n, ld - n), scores.narrow(1, n, ld - n).to(at::kFloat)));
-      // Padded entries (bias row 0: every row when shared, rows 0 and 2 otherwise) are exactly
-      // zero wherever the row has an unpadded entry.
-      if (n > 1)
-        for (const int64_t r : {int64_t{0}, int64_t{2}})
-          CHECK(f[r].narrow(0, 0, n).index({at::arange(0, n, 3)}).abs().max().item<float>() == 0);
+    for (const double scale : {1.0, 0.125}) {
+      INFO("n " << n << " scale " << scale);
+      const int64_t rows = 3, ld = n + 5;
+      // Scores over a wide range; some bias entries are the padding bias (-1e9).
+      // Float-representable inputs: the comparison sees the kernel's error, not the inputs' rounding.
+      auto scores = (at::randn({rows, ld}, at::kDouble) * 30).to(at::kFloat).to(at::kDouble);
+      auto bias = at::randn({2, n}, at::kDouble).to(at::kFloat).to(at::kDouble);
+      bias.index_put_({0, at::arange(0, n, 3)}, -1e9);
+      for (const int64_t bias_ld : {int64_t{0}, n}) {
+        const auto expected_bias = bias_ld == 0 ? bias[0].expand({rows, n})
+                                                : at::cat({bias, bias[0].unsqueeze(0)}).narrow(0, 0, rows);
+        const auto all_bias = bias_ld == 0 ? bias[0].contiguous() : at::cat({bias, bias[0].unsqueeze(0)}).contiguous();
+        const auto want = at::softmax(scale * scores.narrow(1, 0, n) + expected_bias, -1);
+        auto f = scores.to(at::kFloat).contiguous();
+        const auto fb = all_bias.to(at::kFloat).contiguous();
+        comera::cpu::softmax_rows(f.data_ptr<float>(), rows, n, ld, fb.data_ptr<float>(), bias_ld,
+                                  static_cast<float>(scale));
+        auto d = scores.clone();
+        const auto db = all_bias.clone();
+        comera::cpu::softmax_rows(d.data_ptr<double>(), rows, n, ld, db.data_ptr<double>(), bias_ld, scale);
+        CHECK((f.narrow(1, 0, n).to(at::kDouble) - want).abs().max().item<double>() < 1e-6);
+        CHECK((d.narrow(1, 0, n) - want).abs().max().item<double>() < 1e-14);
+        // The padding left after each row is untouched.
+        CHECK(at::equal(f.narrow(1, n, ld - n), scores.narrow(1, n, ld - n).to(at::kFloat)));
+        // Padded entries (bias row 0: every row when shared, rows 0 and 2 otherwise) are exactly
+        // zero wherever the row has an unpadded entry.
+        if (n > 1)
+          for (const int64_t r : {int64_t{0}, int64_t{2}})
+            CHECK(f[r].narrow(0, 0, n).index({at::arange(0, n, 3)}).abs().max().item<float>() == 0);
+      }
     }
   }
 }
@@ -122,7 +125,8 @@ TEST_CASE("the fused GELU on bf16 rows matches float64 gelu of the same values",
   }
 }
 
-TEST_CASE("bf16 row conversions round to nearest even as c10's scalar ones, every tail", "[kernels]") {
+TEST_CASE("bf16 row conversions round to nearest even as c10's scalar ones, every tail, fused product too",
+          "[kernels]") {
   // Values with every low half: ties (0x8000) rounding to even both ways, and ±0, ±inf.
   std::vector<float> x;
   for (uint32_t high : {0x3F80u, 0x3F81u, 0xC2F7u, 0x0001u, 0x7F7Fu})
@@ -142,6 +146,12 @@ TEST_CASE("bf16 row conversions round to nearest even as c10's scalar ones, ever
     comera::cpu::float_to_bf16(x.data(), n, got.data());
     std::vector<float> back(static_cast<size_t>(n));
     comera::cpu::bf16_to_float(got.data(), n, 0.5f, back.data());
+    // The fused product: b = a·b in float32, then rounded as above.
+    std::vector<float> a(x.begin(), x.begin() + n), b(static_cast<size_t>(n));
+    for (int64_t j = 0; j < n; ++j) b[j] = j % 3 == 0 ? 1.0f : (j % 3 == 1 ? 0.0f : 1.25f);
+    const std::vector<float> b0 = b;
+    std::vector<c10::BFloat16> product(static_cast<size_t>(n));
+    comera::cpu::multiply_to_bf16(a.data(), b.data(), n, product.data());
     for (int64_t j = 0; j < n; ++j) {
       INFO("x " << x[j]);
       // AVX512-BF16's conversion instruction reads a denormal as a zero of its sign.
@@ -149,6 +159,10 @@ TEST_CASE("bf16 row conversions round to nearest even as c10's scalar ones, ever
       const c10::BFloat16 want(flushed ? std::copysign(0.0f, x[j]) : x[j]);
       CHECK(got[j].x == want.x);
       CHECK(back[j] == 0.5f * static_cast<float>(want));
+      const float p = a[j] * b0[j];
+      CHECK(std::memcmp(&b[j], &p, sizeof p) == 0);
+      const bool p_flushed = comera::cpu::cpu_has_avx512_bf16() && std::fpclassify(p) == FP_SUBNORMAL;
+      CHECK(product[j].x == c10::BFloat16(p_flushed ? std::copysign(0.0f, p) : p).x);
     }
   }
 }

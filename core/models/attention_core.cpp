@@ -281,8 +281,7 @@ class Bf16AttentionCore : public torch::autograd::Function<Bf16AttentionCore> {
         cpu::float_to_bf16(s.data(), n, P + l.block(i));
         if (!mask) continue;
         mask->multipliers(l.block(i), n, m.data());
-        for (int64_t j = 0; j < n; ++j) s[j] *= m[j];
-        cpu::float_to_bf16(s.data(), n, Dp + l.block(i));
+        cpu::multiply_to_bf16(s.data(), m.data(), n, Dp + l.block(i));
       }
     });
     save(ctx, {qs, ks, vs, probs}, heads, scale, p, mask);
@@ -309,8 +308,7 @@ class Bf16AttentionCore : public torch::autograd::Function<Bf16AttentionCore> {
         cpu::bf16_to_float(W + l.block(i), n, 1.0f, wf.data());
         if (saved.mask) {
           saved.mask->multipliers(l.block(i), n, df.data());
-          for (int64_t j = 0; j < n; ++j) df[j] *= pf[j];
-          cpu::float_to_bf16(df.data(), n, Dp + l.block(i));
+          cpu::multiply_to_bf16(pf.data(), df.data(), n, Dp + l.block(i));
         }
         cpu::softmax_dropout_backward_rows(pf.data(), saved.mask ? df.data() : pf.data(), wf.data(),
                                            l.T, l.T, l.T, static_cast<float>(saved.scale));
@@ -357,15 +355,14 @@ class Bf16KernelAttentionCore : public torch::autograd::Function<Bf16KernelAtten
       for (int64_t i = first; i < last; ++i) {
         thin_bf16::transpose_pairs(K + l.head(i), l.D, l.T, l.dh, pairs.data());
         thin_bf16::a_wide(Q + l.head(i), l.D, l.T, l.dh, pairs.data(), l.T, nullptr, s.data(), l.T);
-        for (auto& x : s) x *= static_cast<float>(scale);
         cpu::softmax_rows(s.data(), l.T, l.T, l.T,
-                          bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1), b4.stride(2));
+                          bp + (i / heads) * b4.stride(0) + (i % heads) * b4.stride(1), b4.stride(2),
+                          static_cast<float>(scale));
         cpu::float_to_bf16(s.data(), n, P + l.block(i));
         const thin_bf16::bf16* used = P + l.block(i);
         if (mask) {
           mask->multipliers(l.block(i), n, m.data());
-          for (int64_t j = 0; j < n; ++j) s[j] *= m[j];
-          cpu::float_to_bf16(s.data(), n, dropped.data());
+          cpu::multiply_to_bf16(s.data(), m.data(), n, dropped.data());
           used = dropped.data();
         }
         thin_bf16::interleave_rows(V + l.head(i), l.D, l.T, l.dh, pairs.data());
@@ -401,8 +398,7 @@ class Bf16KernelAttentionCore : public torch::autograd::Function<Bf16KernelAtten
         const thin_bf16::bf16* used = pb;
         if (saved.mask) {
           saved.mask->multipliers(l.block(i), n, df.data());
-          for (int64_t j = 0; j < n; ++j) df[j] *= pf[j];
-          cpu::float_to_bf16(df.data(), n, dropped.data());
+          cpu::multiply_to_bf16(pf.data(), df.data(), n, dropped.data());
           used = dropped.data();
         }
         // dV = Dᵀ·G

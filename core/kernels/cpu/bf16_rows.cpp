@@ -3,6 +3,8 @@
 #include "core/kernels/cpu/avx512_intrinsics.h"
 #include "core/kernels/cpu/cpu_features.h"
 
+#include <type_traits>
+
 namespace comera::cpu {
 
 namespace {
@@ -44,6 +46,19 @@ __attribute__((target("avx512f,avx512vl,avx512bf16"))) int64_t float_to_bf16_nat
     _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), (__m256i)_mm512_cvtneps_pbh(_mm512_loadu_ps(in + i)));
   return i;
 }
+
+__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void multiply_to_bf16_native(
+    const float* a, float* b, int64_t n, c10::BFloat16* out) {
+  for_vectors(n, [&](int64_t i, auto m) __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) {
+    const __m512 v = _mm512_mul_ps(load_ps(a + i, m), load_ps(b + i, m));
+    store_ps(b + i, m, v);
+    const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
+    if constexpr (std::is_same_v<decltype(m), AllLanes>)
+      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
+    else
+      _mm256_mask_storeu_epi16(out + i, m, h);
+  });
+}
 #endif
 
 }  // namespace
@@ -54,6 +69,14 @@ void bf16_to_float(const c10::BFloat16* in, int64_t n, float scale, float* out) 
   if (cpu_has_avx512f()) j = bf16_to_float_avx512(in, n, scale, out);
 #endif
   for (; j < n; ++j) out[j] = scale * static_cast<float>(in[j]);
+}
+
+void multiply_to_bf16(const float* a, float* b, int64_t n, c10::BFloat16* out) {
+#ifdef COMERA_X86_KERNELS
+  if (cpu_has_avx512_bf16()) return multiply_to_bf16_native(a, b, n, out);
+#endif
+  for (int64_t j = 0; j < n; ++j) b[j] *= a[j];
+  float_to_bf16(b, n, out);
 }
 
 void float_to_bf16(const float* in, int64_t n, c10::BFloat16* out) {

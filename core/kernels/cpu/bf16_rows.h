@@ -13,5 +13,8 @@ namespace comera::cpu {
 void bf16_to_float(const c10::BFloat16* in, int64_t n, float scale, float* out);
 // out[j] = in[j] rounded to bf16, j < n.
 void float_to_bf16(const float* in, int64_t n, c10::BFloat16* out);
+// b[j] = a[j]·b[j] and out[j] = b[j] rounded to bf16, j < n, in one pass (a block's dropout:
+// the probabilities times the mask's multipliers, kept in float32 and in bf16).
+void multiply_to_bf16(const float* a, float* b, int64_t n, c10::BFloat16* out);
 
 }  // namespace comera::cpu

@@ -17,9 +17,10 @@ namespace comera::cpu {
 namespace {
 
 template <typename T>
-void softmax_row_scalar(T* row, int64_t n, const T* bias) {
+void softmax_row_scalar(T* row, int64_t n, const T* bias, T scale) {
   T max = -std::numeric_limits<T>::infinity();
   for (int64_t j = 0; j < n; ++j) {
+    row[j] *= scale;
     if (bias) row[j] += bias[j];
     max = std::max(max, row[j]);
   }
@@ -33,11 +34,12 @@ void softmax_row_scalar(T* row, int64_t n, const T* bias) {
 }
 
 #ifdef COMERA_SOFTMAX_X86
-COMERA_AVX512F void softmax_row_avx512(float* row, int64_t n, const float* bias) {
+COMERA_AVX512F void softmax_row_avx512(float* row, int64_t n, const float* bias, float scale) {
   const __m512 lowest = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), zero = _mm512_setzero_ps();
+  const __m512 by = _mm512_set1_ps(scale);
   __m512 vmax = lowest;
   for_vectors(n, [&](int64_t j, auto m) COMERA_AVX512F {
-    __m512 v = load_ps(row + j, m);
+    __m512 v = _mm512_mul_ps(load_ps(row + j, m), by);
     if (bias) v = _mm512_add_ps(v, load_ps(bias + j, m));
     store_ps(row + j, m, v);
     vmax = _mm512_max_ps(vmax, where(m, v, lowest));
@@ -59,17 +61,17 @@ COMERA_AVX512F void softmax_row_avx512(float* row, int64_t n, const float* bias)
 }  // namespace
 
 template <typename T>
-void softmax_rows(T* s, int64_t rows, int64_t n, int64_t ld, const T* bias, int64_t bias_ld) {
+void softmax_rows(T* s, int64_t rows, int64_t n, int64_t ld, const T* bias, int64_t bias_ld, T scale) {
   auto bias_row = [&](int64_t r) { return bias ? bias + r * bias_ld : nullptr; };
 #ifdef COMERA_SOFTMAX_X86
   if constexpr (std::is_same_v<T, float>) {
     if (cpu_has_avx512f()) {
-      for (int64_t r = 0; r < rows; ++r) softmax_row_avx512(s + r * ld, n, bias_row(r));
+      for (int64_t r = 0; r < rows; ++r) softmax_row_avx512(s + r * ld, n, bias_row(r), scale);
       return;
     }
   }
 #endif
-  for (int64_t r = 0; r < rows; ++r) softmax_row_scalar(s + r * ld, n, bias_row(r));
+  for (int64_t r = 0; r < rows; ++r) softmax_row_scalar(s + r * ld, n, bias_row(r), scale);
 }
 
 namespace {
@@ -119,8 +121,8 @@ void softmax_dropout_backward_rows(const T* P, const T* D, T* g, int64_t rows, i
     softmax_dropout_backward_scalar(P + r * ld, D + r * ld, g + r * ld, n, scale);
 }
 
-template void softmax_rows<float>(float*, int64_t, int64_t, int64_t, const float*, int64_t);
-template void softmax_rows<double>(double*, int64_t, int64_t, int64_t, const double*, int64_t);
+template void softmax_rows<float>(float*, int64_t, int64_t, int64_t, const float*, int64_t, float);
+template void softmax_rows<double>(double*, int64_t, int64_t, int64_t, const double*, int64_t, double);
 template void softmax_dropout_backward_rows<float>(const float*, const float*, float*, int64_t, int64_t,
                                                    int64_t, float);
 template void softmax_dropout_backward_rows<double>(const double*, const double*, double*, int64_t,
