@@ -13,6 +13,8 @@
 #include <cstdint>
 
 #define COMERA_AVX512F __attribute__((target("avx512f")))
+// Masked 16-bit loads and stores need AVX512-BW, rounding to bf16 AVX512-BF16.
+#define COMERA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
 
 namespace comera::cpu {
 
@@ -30,6 +32,20 @@ COMERA_AVX512F inline __m512 load_ps(const float* p, AllLanes) { return _mm512_l
 COMERA_AVX512F inline __m512 load_ps(const float* p, __mmask16 m) { return _mm512_maskz_loadu_ps(m, p); }
 COMERA_AVX512F inline void store_ps(float* p, AllLanes, __m512 v) { _mm512_storeu_ps(p, v); }
 COMERA_AVX512F inline void store_ps(float* p, __mmask16 m, __m512 v) { _mm512_mask_storeu_ps(p, m, v); }
+// 16 bf16 values (their raw 16 bits at p) widened to float32, and float32 rounded into them.
+COMERA_AVX512_BF16 inline __m512 load_bf16(const void* p, AllLanes) {
+  const __m256i half = _mm256_loadu_si256(static_cast<const __m256i*>(p));
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
+}
+COMERA_AVX512_BF16 inline __m512 load_bf16(const void* p, __mmask16 m) {
+  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
+}
+COMERA_AVX512_BF16 inline void store_bf16(void* p, AllLanes, __m512 v) {
+  _mm256_storeu_si256(static_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
+}
+COMERA_AVX512_BF16 inline void store_bf16(void* p, __mmask16 m, __m512 v) {
+  _mm256_mask_storeu_epi16(p, m, (__m256i)_mm512_cvtneps_pbh(v));
+}
 // v in the lanes m holds, other in the rest (for sums and maxima over a tail).
 COMERA_AVX512F inline __m512 where(AllLanes, __m512 v, __m512) { return v; }
 COMERA_AVX512F inline __m512 where(__mmask16 m, __m512 v, __m512 other) { return _mm512_mask_blend_ps(m, other, v); }

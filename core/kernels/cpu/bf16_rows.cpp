@@ -3,8 +3,6 @@
 #include "core/kernels/cpu/avx512_intrinsics.h"
 #include "core/kernels/cpu/cpu_features.h"
 
-#include <type_traits>
-
 namespace comera::cpu {
 
 namespace {
@@ -47,16 +45,11 @@ __attribute__((target("avx512f,avx512vl,avx512bf16"))) int64_t float_to_bf16_nat
   return i;
 }
 
-__attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) void multiply_to_bf16_native(
-    const float* a, float* b, int64_t n, c10::BFloat16* out) {
-  for_vectors(n, [&](int64_t i, auto m) __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16"))) {
+COMERA_AVX512_BF16 void multiply_to_bf16_native(const float* a, float* b, int64_t n, c10::BFloat16* out) {
+  for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512_BF16 {
     const __m512 v = _mm512_mul_ps(load_ps(a + i, m), load_ps(b + i, m));
     store_ps(b + i, m, v);
-    const __m256i h = (__m256i)_mm512_cvtneps_pbh(v);
-    if constexpr (std::is_same_v<decltype(m), AllLanes>)
-      _mm256_storeu_si256(reinterpret_cast<__m256i*>(out + i), h);
-    else
-      _mm256_mask_storeu_epi16(out + i, m, h);
+    store_bf16(out + i, m, v);
   });
 }
 #endif

@@ -63,36 +63,20 @@ COMERA_AVX512F void gelu_backward(const float* x, const float* g, float* dx, int
     store_ps(dx + i, m, _mm512_mul_ps(load_ps(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf)));
   });
 }
-#define COMERA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
-
 // The same on bf16 rows, computed in float32.
-COMERA_AVX512_BF16 inline __m512 load(const c10::BFloat16* p, AllLanes) {
-  const __m256i half = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
-}
-COMERA_AVX512_BF16 inline __m512 load(const c10::BFloat16* p, __mmask16 m) {
-  return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(_mm256_maskz_loadu_epi16(m, p)), 16));
-}
-COMERA_AVX512_BF16 inline void store(c10::BFloat16* p, AllLanes, __m512 v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
-}
-COMERA_AVX512_BF16 inline void store(c10::BFloat16* p, __mmask16 m, __m512 v) {
-  _mm256_mask_storeu_epi16(p, m, (__m256i)_mm512_cvtneps_pbh(v));
-}
-
 COMERA_AVX512_BF16 void gelu_forward(const c10::BFloat16* x, c10::BFloat16* y, int64_t n) {
   for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512_BF16 {
-    const __m512 v = load(x + i, m);
-    store(y + i, m, _mm512_mul_ps(v, normal_cdf(v).cdf));
+    const __m512 v = load_bf16(x + i, m);
+    store_bf16(y + i, m, _mm512_mul_ps(v, normal_cdf(v).cdf));
   });
 }
 
 COMERA_AVX512_BF16 void gelu_backward(const c10::BFloat16* x, const c10::BFloat16* g,
                                       c10::BFloat16* dx, int64_t n) {
   for_vectors(n, [&](int64_t i, auto m) COMERA_AVX512_BF16 {
-    const __m512 v = load(x + i, m);
+    const __m512 v = load_bf16(x + i, m);
     const Cdf c = normal_cdf(v);
-    store(dx + i, m, _mm512_mul_ps(load(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf)));
+    store_bf16(dx + i, m, _mm512_mul_ps(load_bf16(g + i, m), _mm512_fmadd_ps(v, c.pdf, c.cdf)));
   });
 }
 #else

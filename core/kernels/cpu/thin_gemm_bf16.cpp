@@ -13,10 +13,6 @@
 #include <cstring>
 #include <utility>
 
-#ifdef COMERA_X86_KERNELS
-#define COMERA_AVX512_BF16 __attribute__((target("avx512f,avx512bw,avx512vl,avx512bf16")))
-#endif
-
 namespace comera::thin_bf16 {
 
 using thin::block_rows;
@@ -57,21 +53,9 @@ COMERA_AVX512_BF16 inline __m512bh load_pairs(const bf16* p) {
   return (__m512bh)_mm512_loadu_si512(p);
 }
 
-// 16 bf16 values, or those of a tail.
-COMERA_AVX512_BF16 inline __m256i load_half(const bf16* p, cpu::AllLanes) {
-  return _mm256_loadu_si256(reinterpret_cast<const __m256i*>(p));
-}
-COMERA_AVX512_BF16 inline __m256i load_half(const bf16* p, __mmask16 lanes) {
-  return _mm256_maskz_loadu_epi16(lanes, p);
-}
-
-COMERA_AVX512_BF16 inline void store(bf16* p, __m512 v) {
-  _mm256_storeu_si256(reinterpret_cast<__m256i*>(p), (__m256i)_mm512_cvtneps_pbh(v));
-}
+COMERA_AVX512_BF16 inline void store(bf16* p, __m512 v) { cpu::store_bf16(p, cpu::AllLanes{}, v); }
 COMERA_AVX512_BF16 inline void store(float* p, __m512 v) { _mm512_storeu_ps(p, v); }
-COMERA_AVX512_BF16 inline void store(bf16* p, __mmask16 lanes, __m512 v) {
-  _mm256_mask_storeu_epi16(p, lanes, (__m256i)_mm512_cvtneps_pbh(v));
-}
+COMERA_AVX512_BF16 inline void store(bf16* p, __mmask16 lanes, __m512 v) { cpu::store_bf16(p, lanes, v); }
 COMERA_AVX512_BF16 inline void store(float* p, __mmask16 lanes, __m512 v) {
   _mm512_mask_storeu_ps(p, lanes, v);
 }
@@ -240,9 +224,7 @@ COMERA_AVX512_BF16 void col_sum_avx512(const bf16* A, int64_t lda, int64_t m, in
   for (int64_t i = 0; i < m; ++i) {
     const bf16* row = A + i * lda;
     cpu::for_vectors(n, [&](int64_t j, auto mask) COMERA_AVX512_BF16 {
-      const __m256i half = load_half(row + j, mask);
-      const __m512 x = _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(half), 16));
-      cpu::store_ps(s + j, mask, _mm512_add_ps(cpu::load_ps(s + j, mask), x));
+      cpu::store_ps(s + j, mask, _mm512_add_ps(cpu::load_ps(s + j, mask), cpu::load_bf16(row + j, mask)));
     });
   }
 }
