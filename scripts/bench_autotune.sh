@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The auto-tuner's benchmark (docs/sweeps.md, "Adaptive sweeps"): on one task, its hand grid once,
-# then its adaptive spec's space sampled at random, by GP-EHVI, and by GP-EHVI with pruning of
-# dominated trials, under sampler seeds 0, 1 and 2, each sweep in a database of its own under DIR
-# (default results/autotune-TASK); then `comera bench fronts` prints the hypervolume each reached
+# then its adaptive spec's space sampled at random, by GP-EHVI, by GP-EHVI with pruning of
+# dominated trials at epoch ends, and (variant gp-ehvi-steps, not run by default) with pruning
+# also at checks inside epochs (about four an epoch), under sampler seeds 0, 1 and 2, each sweep
+# in a database of its own under DIR (default results/autotune-TASK); then `comera bench fronts` prints the hypervolume each reached
 # against the trial-epochs and training minutes it spent, and draws it. Re-running resumes.
 #
 #   scripts/bench_autotune.sh [quickstart|dlrm] [DIR] [SEEDS] [VARIANTS]    e.g. scripts/bench_autotune.sh dlrm
@@ -20,8 +21,9 @@ comera=${COMERA:-$root/build/comera}
 task=${1:-quickstart}
 case "$task" in
   quickstart) grid=quickstart_grid.json; adaptive=quickstart_adaptive.json; metric=accuracy
-              margin='"accuracy": 0.01'; ref=2.3e6,0 ;;
-  dlrm) grid=dlrm_grid.json; adaptive=dlrm_adaptive.json; metric=auc; margin='"auc": 0.002'; ref=6.5e6,0.5 ;;
+              margin='"accuracy": 0.01'; ref=2.3e6,0; every=100 ;;   # 500 steps an epoch
+  dlrm) grid=dlrm_grid.json; adaptive=dlrm_adaptive.json; metric=auc; margin='"auc": 0.002'; ref=6.5e6,0.5
+        every=200 ;;                                                    # 782 steps an epoch
   *) echo "bench_autotune: unknown task '$task' (quickstart or dlrm)" >&2; exit 2 ;;
 esac
 dir=${2:-$root/results/autotune-$task}
@@ -35,8 +37,10 @@ for seed in $seeds; do
   for variant in $variants; do
     [ "$variant" = grid ] && continue
     sampler=${variant%-pruning}
+    sampler=${sampler%-steps}
     pruning=""
     [ "$variant" = gp-ehvi-pruning ] && pruning="\"pruning\": {\"margin\": {$margin}},"
+    [ "$variant" = gp-ehvi-steps ] && pruning="\"pruning\": {\"margin\": {$margin}, \"every_steps\": $every},"
     spec="$dir/specs/$variant-$seed.json"
     # The spec's "base" is relative to its folder: made absolute for the copy.
     sed -e "s|\"sampler\": \"gp-ehvi\"|\"sampler\": \"$sampler\"|" -e "s|\"seed\": 0}|\"seed\": $seed}|" \

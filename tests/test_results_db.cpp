@@ -4,6 +4,7 @@
 // the store's own readers are not their own reference.
 #include "core/util/error.h"
 #include "search/store/canonical_json.h"
+#include "search/store/checks.h"
 #include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/export_table.h"
@@ -155,8 +156,8 @@ TEST_CASE("upgrading a version-1 database stores train runs' configs in the one 
   CHECK(sql_int(path, "SELECT json_extract(config, '$.experiment.training.seed') FROM trials WHERE uid = 'a'") == 3);
 }
 
-TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds decisions, keeping every "
-          "trial and epoch", "[store]") {
+TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds decisions and checks, "
+          "keeping every trial and epoch", "[store]") {
   TempDir dir;
   const std::string path = dir.file("v2.db");
   {
@@ -169,7 +170,7 @@ TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds dec
     db.exec("INSERT INTO epochs (trial_id, epoch, step, stage, recorded_at) VALUES (1, 1, 5, 'early', 'x')");
     CHECK_THROWS(db.exec("UPDATE trials SET state = 'pruned' WHERE id = 1"));
   }
-  CHECK(ResultsDb::upgrade(path) == 1);
+  CHECK(ResultsDb::upgrade(path) == 2);  // versions 3 and 4
   CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == 2);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE trial_id = 1") == 1);
   auto db = ResultsDb::open(path);
@@ -181,10 +182,17 @@ TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds dec
   const auto decisions = read_decisions(db.sql(), 1);
   REQUIRE(decisions.size() == 1);
   CHECK(describe(decisions[0]) == "pruned at epoch 1: dominated by trial 2");
+  record_check(db, 1, {7, 1, {{"accuracy", 0.5}, {"eval_loss", std::numeric_limits<double>::quiet_NaN()}}});
+  const auto checks = read_checks(db.sql(), 1);
+  REQUIRE(checks.size() == 1);
+  CHECK(checks[0].step == 7);
+  CHECK(checks[0].metrics.at("accuracy") == 0.5);
+  CHECK(std::isnan(checks[0].metrics.at("eval_loss")));
   CHECK(db.sql().execAndGet("PRAGMA integrity_check").getString() == "ok");
   // Deleting the trial deletes its decisions (the foreign key survived the edit).
   db.sql().exec("DELETE FROM trials WHERE id = 1");
   CHECK(sql_int(path, "SELECT COUNT(*) FROM decisions") == 0);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM checks") == 0);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs") == 0);
 }
 

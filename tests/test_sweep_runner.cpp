@@ -7,6 +7,7 @@
 #include "search/pareto/study_front.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/trial_queue.h"
+#include "search/sweep/adaptive.h"
 #include "search/sweep/sweep_runner.h"
 #include "search/sweep/trial_expansion.h"
 #include "tests/support/catch.h"
@@ -258,6 +259,53 @@ TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, ke
   CHECK(shown.status == 0);
   CHECK_THAT(shown.output, Contains("decisions:") && Contains("pruned at epoch 0: dominated at epoch 0 by trial 1") &&
                                Contains("resumed: resumed on request"));
+}
+
+TEST_CASE("pruning every N steps stops a dominated trial inside its first epoch, counts the part it ran, "
+          "and resumes it from there on request", "[sweep]") {
+  TempDir dir;
+  // As above; epochs of two steps, so a check every step falls inside each epoch at its step 1.
+  json j = tiny_sweep(3);
+  j.erase("baselines");
+  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
+  j["objectives"] = "size:min,compression:max";
+  j["pruning"] = {{"every_steps", 1}};
+  const auto spec = parse_sweep_spec(j);
+  const std::string path = dir.file("p.db");
+  auto options = quiet_options(path);
+  CHECK(run_sweep(spec, options).states == std::map<std::string, size_t>{{"complete", 1}, {"pruned", 1}});
+  const auto steps_checked = [&](int number) {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    SQLite::Statement q(db, "SELECT DISTINCT c.step FROM checks c JOIN trials t ON t.id = c.trial_id "
+                            "WHERE t.number = ? AND c.name = 'size' ORDER BY c.step");
+    q.bind(1, number);
+    std::vector<int64_t> steps;
+    while (q.executeStep()) steps.push_back(q.getColumn(0).getInt64());
+    return steps;
+  };
+  CHECK(steps_checked(1) == std::vector<int64_t>{1, 3, 5});
+  CHECK(steps_checked(2) == std::vector<int64_t>{1});
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    CHECK(db.execAndGet("SELECT e.step || ' ' || m.value FROM epochs e JOIN trials t ON t.id = e.trial_id "
+                        "JOIN epoch_metrics m ON m.trial_id = e.trial_id AND m.epoch = e.epoch "
+                        "WHERE t.number = 2 AND m.name = 'epoch_fraction'").getString() == "1 0.5");
+    CHECK(db.execAndGet("SELECT epoch || ' ' || json_extract(detail, '$.step') FROM decisions").getString() == "0 1");
+    CHECK_THAT(db.execAndGet("SELECT error FROM trials WHERE number = 2").getString(),
+               Contains("dominated at step 1 (epoch 0) by trial 1"));
+  }
+  {
+    auto db = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
+    CHECK(spent(db, spec.name).epochs == 3.5);  // trial 2 ran half an epoch
+  }
+  options.resume_pruned = true;
+  CHECK(run_sweep(spec, options).ran == 1);
+  const auto rows = read_rows(path);
+  CHECK(rows[1].state == "complete");
+  CHECK(rows[1].epochs == 3);
+  CHECK(steps_checked(2) == std::vector<int64_t>{1, 3, 5});
+  auto db = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
+  CHECK(spent(db, spec.name).epochs == 6);
 }
 
 TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-failed", "[sweep]") {

@@ -98,6 +98,59 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
     CHECK(c.epochs.back().eval_loss == a.epochs.back().eval_loss);
   }
 
+  SECTION("checks inside epochs leave the run unchanged; stopped at one, then resumed") {
+    // Five steps an epoch: checks every 2 fall at steps 2 and 4 of each, never at its end.
+    std::vector<EpochMetrics> seen;
+    auto options = quiet(temp_path("checked.pt"));
+    options.check_every_steps = 2;
+    options.stop_at_check = [&](const EpochMetrics& m) {
+      seen.push_back(m);
+      return false;
+    };
+    {
+      Trainer checked(model, tiny_training(), pairs_data(train, eval), options);
+      CHECK(checked.run().status == RunStatus::Completed);
+      check_same_parameters(full.model(), checked.model());
+    }
+    std::vector<int64_t> steps;
+    for (const auto& m : seen) {
+      steps.push_back(m.step);
+      CHECK(m.partial);
+      CHECK(m.epoch_fraction == Approx(static_cast<double>((m.step - 5 * m.epoch)) / 5));
+    }
+    CHECK(steps == std::vector<int64_t>{2, 4, 7, 9, 12, 14});
+    // The check at step 7 evaluates the model a step limit at 7 leaves.
+    double limit_eval = 0;
+    {
+      auto o = quiet(temp_path("limit7.pt"));
+      o.stop_at_step = 7;
+      Trainer limited(model, tiny_training(), pairs_data(train, eval), o);
+      limit_eval = limited.run().epochs.back().eval_loss;
+    }
+    CHECK(seen[2].eval_loss == limit_eval);
+
+    const auto path = temp_path("stopped_at_check.pt");
+    auto stopping = quiet(path);
+    stopping.check_every_steps = 2;
+    stopping.stop_at_check = [](const EpochMetrics& m) { return m.step == 7; };
+    {
+      Trainer first(model, tiny_training(), pairs_data(train, eval), stopping);
+      const auto b = first.run();
+      CHECK(b.status == RunStatus::StepLimit);
+      CHECK(b.steps == 7);
+      REQUIRE(b.epochs.size() == 2);
+      CHECK(b.epochs.back().partial);
+      CHECK(b.epochs.back().epoch_fraction == Approx(0.4));
+      CHECK(b.epochs.back().eval_loss == limit_eval);
+    }
+    auto resume = quiet(path);
+    resume.resume = true;
+    Trainer second(model, tiny_training(), pairs_data(train, eval), resume);
+    CHECK(second.state().step == 7);
+    CHECK(second.run().status == RunStatus::Completed);
+    check_same_parameters(full.model(), second.model());
+  }
+
   SECTION("killed after a mid-epoch checkpoint, then resumed") {
     const auto path = temp_path("killed.pt");
     auto options = quiet(path);

@@ -15,7 +15,8 @@ struct EpochMetrics {
   int64_t epoch = 0;  // 0-based
   int64_t step = 0;   // optimiser steps so far
   std::string stage;  // "early" | "late"
-  bool partial = false;  // the run stopped inside this epoch
+  bool partial = false;  // the run stopped inside this epoch (or this is a check inside it)
+  double epoch_fraction = 1;  // of the epoch's steps done
   double train_loss = 0;  // task loss, mean per training example of the epoch
   double train_accuracy = 0;
   double eval_loss = 0;   // mean per evaluation example

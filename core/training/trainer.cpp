@@ -331,12 +331,13 @@ void Trainer::restart_memory_peaks() {
   if (!device_.is_cpu()) device_memory_.emplace(device_);
 }
 
-EpochMetrics Trainer::epoch_metrics(bool partial, double elapsed_s) {
+EpochMetrics Trainer::epoch_metrics(bool partial, int64_t batches, double elapsed_s) {
   EpochMetrics m;
   m.epoch = state_.epoch;
   m.step = state_.step;
   m.stage = state_.late ? "late" : "early";
   m.partial = partial;
+  if (partial) m.epoch_fraction = static_cast<double>(state_.step_in_epoch) / static_cast<double>(batches);
   const double n = static_cast<double>(std::max<int64_t>(1, state_.examples));
   m.train_loss = state_.loss_sum / n;
   m.train_accuracy = static_cast<double>(state_.correct) / n;
@@ -428,9 +429,10 @@ RunResult Trainer::run() {
   auto& generator = generator_;
   restart_memory_peaks();
   bool agreed_stop = false;
-  if (options_.parallel && options_.stop_after_epoch)
-    throw Error("a data-parallel run cannot be stopped after an epoch by one rank's decision: "
-                "leave stop_after_epoch unset with training.nproc > 1");
+  if (options_.parallel && (options_.stop_after_epoch || options_.stop_at_check))
+    throw Error("a data-parallel run cannot be stopped after an epoch or a check by one rank's decision: "
+                "leave stop_after_epoch and stop_at_check unset with training.nproc > 1");
+  const int64_t check_every = options_.stop_at_check ? options_.check_every_steps : 0;
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
   while (state_.epoch < config_.epochs) {
@@ -440,6 +442,7 @@ RunResult Trainer::run() {
     const auto stream = data_.train->batches(config_.batch_size, epoch_seed(config_.seed, state_.epoch),
                                              state_.step_in_epoch, shard);
     bool stop = false, interrupted = false;
+    std::optional<EpochMetrics> checked;  // the check that stopped the run
     Batch host_batch;
     while (state_.step_in_epoch < batches) {
       // Data-parallel ranks stop where they agreed to (the previous step's all-reduce carries
@@ -505,6 +508,17 @@ RunResult Trainer::run() {
         options_.on_progress(progress(batches, end_step));
       }
       if (options_.on_step) options_.on_step();
+      if (check_every > 0 && state_.step_in_epoch % check_every == 0 && state_.step_in_epoch < batches) {
+        auto m = epoch_metrics(true, batches, seconds_since(run_start));
+        if (!std::isfinite(m.eval_loss))
+          return diverged("the evaluation at step " + std::to_string(state_.step) + " gave a non-finite loss (" +
+                          std::to_string(m.eval_loss) + ")");
+        if (options_.stop_at_check(m)) {
+          checked = std::move(m);
+          stop = true;
+          break;
+        }
+      }
     }
     if (interrupted) {
       // Promptly: the checkpoint, not the epoch's evaluation.
@@ -529,7 +543,7 @@ RunResult Trainer::run() {
       p.evaluating = true;
       options_.on_progress(p);
     }
-    auto metrics = epoch_metrics(partial, seconds_since(run_start));
+    auto metrics = checked ? std::move(*checked) : epoch_metrics(partial, batches, seconds_since(run_start));
     if (!std::isfinite(metrics.eval_loss) || !std::isfinite(metrics.train_loss))
       return diverged("epoch " + std::to_string(state_.epoch + 1) + " ended with a non-finite loss (train " +
                       std::to_string(metrics.train_loss) + ", eval " + std::to_string(metrics.eval_loss) + ")");

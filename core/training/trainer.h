@@ -64,6 +64,12 @@ struct TrainerOptions {
   // Asked after each epoch's checkpoint: true ends the run there, resumably (StepLimit), as a
   // sweep does with a trial it prunes. Single-process runs only (ranks would have to agree).
   std::function<bool(const EpochMetrics&)> stop_after_epoch;
+  // > 0 with stop_at_check set: every so many steps inside an epoch (not at its end) the
+  // trainer evaluates and asks stop_at_check; true ends the run there, resumably (StepLimit),
+  // its partial epoch reported with those values. The evaluation leaves training unchanged.
+  // Single-process runs only, as stop_after_epoch.
+  int64_t check_every_steps = 0;
+  std::function<bool(const EpochMetrics&)> stop_at_check;
   // Called after every optimiser step.
   std::function<void()> on_step;
   // Set (e.g. by a signal handler) to stop at the next step: the checkpoint is written and the
@@ -122,7 +128,7 @@ class Trainer {
   // Truncation that leaves a pending late-stage cut alone (its slices may come back).
   void truncate_unless_trying();
   void report(const CutDecision& decision) const;
-  EpochMetrics epoch_metrics(bool partial, double elapsed_s);
+  EpochMetrics epoch_metrics(bool partial, int64_t batches, double elapsed_s);
   void restart_memory_peaks();
   // Writes the checkpoint unless a parameter is not finite (then false: the last finite
   // checkpoint stays).

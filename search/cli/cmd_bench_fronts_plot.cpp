@@ -33,7 +33,7 @@ struct Task {
 std::vector<pareto::TraceStep> steps_of(const nlohmann::json& run) {
   std::vector<pareto::TraceStep> steps;
   for (const auto& s : run.at("steps"))
-    steps.push_back({s.at("trial").get<int64_t>(), s.at("state").get<std::string>(), s.at("epochs").get<int64_t>(),
+    steps.push_back({s.at("trial").get<int64_t>(), s.at("state").get<std::string>(), s.at("epochs").get<double>(),
                      s.at("minutes").get<double>(), s.at("hypervolume").get<double>()});
   return steps;
 }

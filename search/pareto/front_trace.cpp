@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 #include "search/pareto/hypervolume.h"
+#include "search/store/epoch_metrics.h"
 #include "search/store/objectives.h"
 #include "search/store/trials.h"
 
@@ -36,15 +37,16 @@ std::vector<TraceStep> front_trace(store::ResultsDb& db, const std::string& stud
                    [](const store::Trial& a, const store::Trial& b) { return a.ended_at < b.ended_at; });
   Point reference;
   for (size_t k = 0; k < dims; ++k) reference.push_back(axis_value(o, k, o.reference[k]));
-  SQLite::Statement epochs(db.sql(), "SELECT COUNT(*), COALESCE((SELECT MAX(value) FROM epoch_metrics WHERE "
-                                     "trial_id = ?1 AND name = 'elapsed_s'), 0) FROM epochs WHERE trial_id = ?1");
+  SQLite::Statement epochs(db.sql(), std::string("SELECT COALESCE(SUM(") + store::kEpochCoverage +
+                                         "), 0), COALESCE((SELECT MAX(value) FROM epoch_metrics WHERE "
+                                         "trial_id = ?1 AND name = 'elapsed_s'), 0) FROM epochs e WHERE trial_id = ?1");
   std::vector<Point> complete;
   std::vector<TraceStep> steps;
   TraceStep at;
   for (const auto& t : trials) {
     epochs.bind(1, t.id);
     epochs.executeStep();
-    at.epochs += epochs.getColumn(0).getInt64();
+    at.epochs += epochs.getColumn(0).getDouble();
     at.minutes += epochs.getColumn(1).getDouble() / 60;
     epochs.reset();
     if (t.state == store::TrialState::Complete) {
@@ -68,7 +70,7 @@ std::vector<TraceStep> front_trace(store::ResultsDb& db, const std::string& stud
 double hypervolume_at(const std::vector<TraceStep>& steps, double epochs) {
   double hv = 0;
   for (const auto& s : steps)
-    if (static_cast<double>(s.epochs) <= epochs) hv = s.hypervolume;
+    if (s.epochs <= epochs + 1e-9) hv = s.hypervolume;
   return hv;
 }
 

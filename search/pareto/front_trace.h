@@ -17,7 +17,7 @@ namespace comera::pareto {
 struct TraceStep {
   int64_t trial = 0;      // its number in the study
   std::string state;      // how it ended
-  int64_t epochs = 0;     // trial-epochs so far
+  double epochs = 0;      // trial-epochs so far (an epoch stopped inside counts its fraction)
   double minutes = 0;     // training minutes so far (each trial's last elapsed_s)
   double hypervolume = 0;
 };

@@ -28,12 +28,20 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
     if (recorder_) recorder_->epoch(m);
     plan_layers();
   };
-  if (options_.prune)
+  if (options_.prune) {
     t.stop_after_epoch = [this](const EpochMetrics& m) {
       if (!recorder_ || m.partial) return false;
       pruned_ = options_.prune(m);
       return pruned_.has_value();
     };
+    t.check_every_steps = options_.check_every_steps;
+    t.stop_at_check = [this](const EpochMetrics& m) {
+      if (!recorder_) return false;
+      recorder_->check(m);
+      pruned_ = options_.prune(m);
+      return pruned_.has_value();
+    };
+  }
   t.on_step = [this] {
     if (experiment_.training.truncation.when == TruncateWhen::Steps) plan_layers();
   };

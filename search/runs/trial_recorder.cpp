@@ -2,6 +2,7 @@
 
 #include "core/util/comma_list.h"
 
+#include "search/store/checks.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/layer_ranks.h"
 
@@ -42,6 +43,22 @@ const std::vector<std::string> kDataParallel = {"ranks", "all_reduce_ms", "all_r
 
 // Recorded by late-stage epochs only: the targets they worked toward.
 const std::vector<std::string> kLateTargets = {"loss_target", "size_target"};
+
+namespace {
+
+// What an epoch or a check records: its values, whether (and how much of) its epoch it covers,
+// and the late stage's targets.
+std::map<std::string, double> recorded_values(const EpochMetrics& m) {
+  auto values = epoch_values(m);
+  if (m.partial) values["partial"] = 1, values["epoch_fraction"] = m.epoch_fraction;
+  if (m.stage == "late") {
+    values[kLateTargets[0]] = m.loss_target;
+    values[kLateTargets[1]] = m.size_target;
+  }
+  return values;
+}
+
+}  // namespace
 
 std::vector<std::string> recorded_metric_names(const std::vector<std::string>& task_metrics) {
   std::vector<std::string> names = kLateTargets;
@@ -90,17 +107,16 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
   record.epoch = m.epoch;
   record.step = m.step;
   record.stage = m.stage;
-  record.metrics = epoch_values(m);
-  if (m.partial) record.metrics["partial"] = 1;
-  if (m.stage == "late") {
-    record.metrics[kLateTargets[0]] = m.loss_target;
-    record.metrics[kLateTargets[1]] = m.size_target;
-  }
+  record.metrics = recorded_values(m);
   store::record_epoch(db_, trial_id_, record);
   std::vector<store::LayerRanks> ranks;
   for (const auto& l : m.size.layers) ranks.push_back({l.name, l.ranks, l.exact});
   store::record_layer_ranks(db_, trial_id_, m.epoch, ranks);
   last_ = {record.metrics.begin(), record.metrics.end()};
+}
+
+void TrialRecorder::check(const EpochMetrics& m) {
+  store::record_check(db_, trial_id_, {m.step, m.epoch, recorded_values(m)});
 }
 
 void TrialRecorder::finish(const RunResult& result) {

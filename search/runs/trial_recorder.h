@@ -42,6 +42,8 @@ class TrialRecorder {
   // Records the epoch's metrics (the store's standard names plus train_accuracy,
   // tensorized_size, size_mb, elapsed_s) and the effective ranks of every tensorized layer.
   void epoch(const EpochMetrics& metrics);
+  // Records an evaluation inside an epoch (TrainerOptions::stop_at_check): the same values, by step.
+  void check(const EpochMetrics& metrics);
   // Complete (objectives: the last epoch's metrics), diverged, or killed (a step limit or an
   // interruption: resumable).
   void finish(const RunResult& result);

@@ -10,6 +10,10 @@
 
 namespace comera::store {
 
+const char* const kEpochCoverage =
+    "COALESCE((SELECT f.value FROM epoch_metrics f WHERE f.trial_id = e.trial_id AND f.epoch = e.epoch "
+    "AND f.name = 'epoch_fraction'), 1)";
+
 void write_epoch(SQLite::Database& db, int64_t trial_id, const EpochRecord& record) {
   SQLite::Statement drop(db, "DELETE FROM epochs WHERE trial_id = ? AND epoch = ?");
   drop.bind(1, trial_id);

@@ -11,6 +11,10 @@
 
 namespace comera::store {
 
+// SQL: how much of an epoch the row `e` of `epochs` covers, its epoch_fraction where it stopped
+// inside the epoch, else 1; SUM over rows gives trial-epochs spent.
+extern const char* const kEpochCoverage;
+
 struct EpochRecord {
   int64_t epoch = 0;
   int64_t step = 0;                       // optimizer steps so far

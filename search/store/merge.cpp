@@ -2,6 +2,7 @@
 
 #include "core/util/error.h"
 #include "search/store/canonical_json.h"
+#include "search/store/checks.h"
 #include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/kernel_choices.h"
@@ -99,6 +100,7 @@ void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_
   insert.exec();
   const int64_t id = into.sql().getLastInsertRowid();
   for (const auto& epoch : read_epochs(from.sql(), t.id)) write_epoch(into.sql(), id, epoch);
+  for (const auto& check : read_checks(from.sql(), t.id)) write_check(into.sql(), id, check);
   for (const auto& [epoch, layers] : read_layer_ranks(from.sql(), t.id))
     write_layer_ranks(into.sql(), id, epoch, layers);
   write_objectives(into.sql(), id, read_objectives(from.sql(), t.id));

@@ -180,6 +180,18 @@ void pruned_state_and_decisions(SQLite::Database& db) {
   db.exec(kDecisions);
 }
 
+const char* kChecks = R"sql(
+CREATE TABLE checks (
+  trial_id INTEGER NOT NULL REFERENCES trials(id) ON DELETE CASCADE,
+  step     INTEGER NOT NULL,
+  epoch    INTEGER NOT NULL,
+  name     TEXT NOT NULL,
+  value    REAL,
+  kind     TEXT NOT NULL CHECK (kind IN ('finite','nan','inf','-inf')),
+  PRIMARY KEY (trial_id, step, name)
+);
+)sql";
+
 void ensure_version_table(SQLite::Database& db) {
   db.exec(
       "CREATE TABLE IF NOT EXISTS schema_version (version INTEGER PRIMARY KEY, "
@@ -196,6 +208,8 @@ const std::vector<Migration>& migrations() {
        train_configs_in_trial_shape},
       {3, "trial state 'pruned'; decisions (why a trial was proposed, pruned or resumed)",
        pruned_state_and_decisions},
+      {4, "checks (evaluations inside epochs, for pruning every N steps)",
+       [](SQLite::Database& db) { db.exec(kChecks); }},
   };
   return steps;
 }

@@ -100,7 +100,7 @@ std::optional<Trial> claim_next(ResultsDb& db, int64_t study_id, const std::vect
 // parameters bound by `bind`) and clears their run columns; caller holds the write transaction.
 int requeue_where(SQLite::Database& db, const std::string& where,
                   const std::function<void(SQLite::Statement&)>& bind, bool drop_results = true) {
-  for (const char* table : {"epochs", "layer_ranks", "objectives"}) {
+  for (const char* table : {"epochs", "checks", "layer_ranks", "objectives"}) {
     if (!drop_results) break;
     SQLite::Statement drop(db, std::string("DELETE FROM ") + table +
                                    " WHERE trial_id IN (SELECT id FROM trials WHERE " + where + ")");

@@ -4,6 +4,7 @@
 #include "core/util/format.h"
 #include "search/store/canonical_json.h"
 #include "search/store/decisions.h"
+#include "search/store/epoch_metrics.h"
 #include "search/store/objectives.h"
 #include "search/store/trial_queue.h"
 #include "search/store/trials.h"
@@ -126,8 +127,12 @@ Spent spent(store::ResultsDb& db, const std::string& study) {
   Spent s;
   s.trials = count(db, "SELECT COUNT(*) FROM decisions d JOIN trials t ON t.id = d.trial_id "
                        "JOIN studies s ON s.id = t.study_id WHERE s.name = ? AND d.kind = 'proposed'", study);
-  s.epochs = count(db, "SELECT COUNT(*) FROM epochs e JOIN trials t ON t.id = e.trial_id "
-                       "JOIN studies s ON s.id = t.study_id WHERE s.name = ?", study);
+  SQLite::Statement e(db.sql(), std::string("SELECT COALESCE(SUM(") + store::kEpochCoverage +
+                                   "), 0) FROM epochs e JOIN trials t ON t.id = e.trial_id "
+                                   "JOIN studies s ON s.id = t.study_id WHERE s.name = ?");
+  e.bind(1, study);
+  e.executeStep();
+  s.epochs = e.getColumn(0).getDouble();
   SQLite::Statement q(db.sql(), "SELECT COALESCE(SUM(last), 0) FROM (SELECT MAX(m.value) AS last FROM trials t "
                                 "JOIN studies s ON s.id = t.study_id JOIN epoch_metrics m ON m.trial_id = t.id "
                                 "WHERE s.name = ? AND m.name = 'elapsed_s' GROUP BY t.id)");
@@ -151,7 +156,7 @@ std::string budget_spent(const Budget& b, const Spent& s) {
   if (b.trials > 0 && s.trials >= b.trials)
     return std::to_string(s.trials) + " trials proposed, the budget's " + std::to_string(b.trials);
   if (b.epochs > 0 && s.epochs >= b.epochs)
-    return std::to_string(s.epochs) + " epochs recorded, the budget's " + std::to_string(b.epochs);
+    return number_text(s.epochs) + " epochs recorded, the budget's " + std::to_string(b.epochs);
   if (b.minutes > 0 && s.minutes >= b.minutes)
     return number_text(s.minutes) + " minutes of training recorded, the budget's " + number_text(b.minutes);
   return "";

@@ -27,11 +27,11 @@ propose::Space search_space(const SweepSpec& spec);
 std::optional<propose::Values> point_values(const SweepSpec& spec, const nlohmann::json& config);
 
 // What the study has spent against the budget: trials proposed, epochs recorded by all its
-// trials (pruned ones count what they ran), minutes of training recorded (each trial's last
+// trials (pruned ones count what they ran, an epoch stopped inside its fraction), minutes of training recorded (each trial's last
 // elapsed_s).
 struct Spent {
-  int64_t trials = 0, epochs = 0;
-  double minutes = 0;
+  int64_t trials = 0;
+  double epochs = 0, minutes = 0;
 };
 Spent spent(store::ResultsDb& db, const std::string& study);
 // "adaptive sampling (gp-ehvi, seed 0), budget 13 epochs": how an adaptive spec proposes.

@@ -4,6 +4,7 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "search/store/canonical_json.h"
+#include "search/store/checks.h"
 #include "search/store/epoch_metrics.h"
 
 #include <algorithm>
@@ -66,6 +67,7 @@ PruningRule parse_pruning(const nlohmann::json& json, const std::vector<store::O
   PruningRule rule;
   rule.from_epoch = r.integer("from_epoch", rule.from_epoch, 0);
   rule.noise = r.number("noise", rule.noise, 0);
+  rule.every_steps = r.integer("every_steps", rule.every_steps, 0);
   if (r.has("margin")) {
     const auto& margin = r.value("margin");
     if (!margin.is_object())
@@ -87,12 +89,14 @@ PruningRule parse_pruning(const nlohmann::json& json, const std::vector<store::O
 }
 
 nlohmann::json to_json(const PruningRule& rule) {
-  return {{"from_epoch", rule.from_epoch}, {"margin", rule.margin}, {"noise", rule.noise}};
+  nlohmann::json j = {{"from_epoch", rule.from_epoch}, {"margin", rule.margin}, {"noise", rule.noise}};
+  if (rule.every_steps > 0) j["every_steps"] = rule.every_steps;
+  return j;
 }
 
 std::optional<store::Decision> judge(const PruningRule& rule, const std::vector<store::Objective>& objectives,
-                                     int64_t epoch, const EpochValues& me, const std::vector<EpochValues>& others) {
-  if (epoch < rule.from_epoch) return std::nullopt;
+                                     const JudgedAt& at, const EpochValues& me, const std::vector<EpochValues>& others) {
+  if (at.epoch < rule.from_epoch) return std::nullopt;
   std::vector<EpochValues> all = others;
   all.push_back(me);
   const auto [sd, groups] = seed_spread(objectives, all);
@@ -126,8 +130,10 @@ std::optional<store::Decision> judge(const PruningRule& rule, const std::vector<
   for (const auto& o : objectives) margins += (margins.empty() ? "" : ", ") + o.name + " " + number_text(margin[o.name]);
   store::Decision d;
   d.kind = store::DecisionKind::Pruned;
-  d.epoch = epoch;
-  d.detail = {{"reason", "dominated at epoch " + std::to_string(epoch) + " by trial" +
+  d.epoch = at.epoch;
+  const std::string where = at.step ? "step " + std::to_string(*at.step) + " (epoch " + std::to_string(at.epoch) + ")"
+                                    : "epoch " + std::to_string(at.epoch);
+  d.detail = {{"reason", "dominated at " + where + " by trial" +
                              (numbers.size() > 1 ? "s " : " ") + names + " (margins: " + margins + ")"},
               {"dominated_by", by},
               {"values", me.values},
@@ -135,35 +141,42 @@ std::optional<store::Decision> judge(const PruningRule& rule, const std::vector<
               {"seed_sd", sd},
               {"seed_groups", groups},
               {"rule", to_json(rule)}};
+  if (at.step) d.detail["step"] = *at.step;
   return d;
 }
 
 std::optional<store::Decision> judge_trial(store::ResultsDb& db, const PruningRule& rule,
                                            const std::vector<store::Objective>& objectives,
-                                           const store::Trial& trial, int64_t epoch) {
-  if (epoch < rule.from_epoch) return std::nullopt;
+                                           const store::Trial& trial, const JudgedAt& at) {
+  if (at.epoch < rule.from_epoch) return std::nullopt;
   for (const auto& d : store::read_decisions(db.sql(), trial.id))
     if (d.kind == store::DecisionKind::Resumed) return std::nullopt;
-  auto at_epoch = [&](const store::Trial& t) -> std::optional<EpochValues> {
-    for (const auto& e : store::read_epochs(db.sql(), t.id))
-      if (e.epoch == epoch && !e.metrics.count("partial")) {
-        EpochValues v{t.number, seedless(t.config), {}};
-        for (const auto& o : objectives)
-          if (const auto it = e.metrics.find(o.name); it != e.metrics.end()) v.values[o.name] = it->second;
-        return v;
-      }
+  auto values = [&](const store::Trial& t, const std::map<std::string, double>& metrics) {
+    EpochValues v{t.number, seedless(t.config), {}};
+    for (const auto& o : objectives)
+      if (const auto it = metrics.find(o.name); it != metrics.end()) v.values[o.name] = it->second;
+    return v;
+  };
+  auto recorded = [&](const store::Trial& t) -> std::optional<EpochValues> {
+    if (at.step) {
+      for (const auto& c : store::read_checks(db.sql(), t.id))
+        if (c.step == *at.step) return values(t, c.metrics);
+    } else {
+      for (const auto& e : store::read_epochs(db.sql(), t.id))
+        if (e.epoch == at.epoch && !e.metrics.count("partial")) return values(t, e.metrics);
+    }
     return std::nullopt;
   };
   std::optional<EpochValues> me;
   std::vector<EpochValues> others;
   for (const auto& t : store::list_trials(db, trial.study)) {
-    auto v = at_epoch(t);
+    auto v = recorded(t);
     if (!v) continue;
     if (t.id == trial.id) me = std::move(v);
     else others.push_back(std::move(*v));
   }
   if (!me) return std::nullopt;
-  return judge(rule, objectives, epoch, *me, others);
+  return judge(rule, objectives, at, *me, others);
 }
 
 }  // namespace comera::sweep

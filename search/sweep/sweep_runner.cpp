@@ -152,8 +152,10 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   if (spec.pruning) {
     const auto objectives = store::parse_objectives(spec.objectives);
     trial_options.prune = [&db, rule = *spec.pruning, objectives](const store::Trial& trial, const EpochMetrics& m) {
-      return judge_trial(db, rule, objectives, trial, m.epoch);
+      return judge_trial(db, rule, objectives, trial,
+                         m.partial ? JudgedAt(m.epoch, m.step) : JudgedAt(m.epoch));
     };
+    trial_options.check_every_steps = spec.pruning->every_steps;
   }
 
   const std::string worker = store::default_worker_id();
