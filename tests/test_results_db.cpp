@@ -640,6 +640,7 @@ TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
     enqueue_trials(db, study, {configs[0], configs[1], configs[2]});
     const auto t = *claim_next_trial(db, study.id, "wa", env);
     record_epoch(db, t.id, {0, 1, "early", {{"train_loss", 1.0}}, ""});
+    record_check(db, t.id, {1, 0, {{"accuracy", 0.25}}});
     finish_trial(db, t.id, "wa", TrialState::Complete, done);
     start_run(db, {{"run", 1}}, "wa", env);
     put_kernel_choice(db,
@@ -677,6 +678,7 @@ TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trials WHERE state = 'complete'") == 2);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trial_table WHERE study = 'runs'") == 2);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM epochs") == 2);
+  CHECK(sql_int(c, "SELECT COUNT(*) FROM checks WHERE step = 1 AND value = 0.25") == 1);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM objectives") == 4);
   CHECK(sql_int(c, "SELECT COUNT(*) FROM kernel_choices") == 1);
   CHECK(sql_int(c,
