@@ -1,8 +1,9 @@
 #!/usr/bin/env bash
 # The auto-tuner's benchmark (docs/sweeps.md, "Adaptive sweeps"): on one task, its hand grid once,
 # then its adaptive spec's space sampled at random, by GP-EHVI, by GP-EHVI with pruning of
-# dominated trials at epoch ends, and (variant gp-ehvi-steps, not run by default) with pruning
-# also at checks inside epochs (about four an epoch), under sampler seeds 0, 1 and 2, each sweep
+# dominated trials at epoch ends, and (variants gp-ehvi-steps and gp-ehvi-early-steps, not run by
+# default) with pruning also at checks inside epochs (about four an epoch; the second not in the
+# late stage), under sampler seeds 0, 1 and 2, each sweep
 # in a database of its own under DIR (default results/autotune-TASK); then `comera bench fronts` prints the hypervolume each reached
 # against the trial-epochs and training minutes it spent, and draws it. Re-running resumes.
 #
@@ -36,11 +37,13 @@ case " $variants " in *" grid "*) "$comera" sweep "$sweeps/$grid" --db "$dir/gri
 for seed in $seeds; do
   for variant in $variants; do
     [ "$variant" = grid ] && continue
-    sampler=${variant%-pruning}
-    sampler=${sampler%-steps}
-    pruning=""
-    [ "$variant" = gp-ehvi-pruning ] && pruning="\"pruning\": {\"margin\": {$margin}},"
-    [ "$variant" = gp-ehvi-steps ] && pruning="\"pruning\": {\"margin\": {$margin}, \"every_steps\": $every},"
+    sampler=$variant pruning=""
+    case "$variant" in
+      gp-ehvi-pruning) sampler=gp-ehvi; pruning="\"pruning\": {\"margin\": {$margin}},"  ;;
+      gp-ehvi-steps) sampler=gp-ehvi; pruning="\"pruning\": {\"margin\": {$margin}, \"every_steps\": $every}," ;;
+      gp-ehvi-early-steps) sampler=gp-ehvi
+        pruning="\"pruning\": {\"margin\": {$margin}, \"every_steps\": $every, \"late_checks\": false}," ;;
+    esac
     spec="$dir/specs/$variant-$seed.json"
     # The spec's "base" is relative to its folder: made absolute for the copy.
     sed -e "s|\"sampler\": \"gp-ehvi\"|\"sampler\": \"$sampler\"|" -e "s|\"seed\": 0}|\"seed\": $seed}|" \

@@ -122,5 +122,8 @@ TEST_CASE("a pruning spec names the key at fault and the fix", "[pruning]") {
   CHECK_THROWS_WITH(parse_pruning({{"from_epoch", -1}}, kLossSize), Contains("pruning.from_epoch"));
   CHECK_THROWS_WITH(parse_pruning({{"patience", 3}}, kLossSize), Contains("pruning.patience"));
   CHECK(parse_pruning({{"every_steps", 50}}, kLossSize).every_steps == 50);
+  CHECK(parse_pruning({{"every_steps", 50}}, kLossSize).late_checks);
+  CHECK_FALSE(parse_pruning({{"every_steps", 50}, {"late_checks", false}}, kLossSize).late_checks);
+  CHECK_THROWS_WITH(parse_pruning({{"late_checks", false}}, kLossSize), Contains("pruning.every_steps"));
   CHECK_THROWS_WITH(parse_pruning({{"every_steps", -1}}, kLossSize), Contains("pruning.every_steps"));
 }

@@ -508,7 +508,8 @@ RunResult Trainer::run() {
         options_.on_progress(progress(batches, end_step));
       }
       if (options_.on_step) options_.on_step();
-      if (check_every > 0 && state_.step_in_epoch % check_every == 0 && state_.step_in_epoch < batches) {
+      if (check_every > 0 && state_.step_in_epoch % check_every == 0 && state_.step_in_epoch < batches &&
+          (options_.check_late_stage || !state_.late)) {
         auto m = epoch_metrics(true, batches, seconds_since(run_start));
         if (!std::isfinite(m.eval_loss))
           return diverged("the evaluation at step " + std::to_string(state_.step) + " gave a non-finite loss (" +

@@ -69,6 +69,7 @@ struct TrainerOptions {
   // its partial epoch reported with those values. The evaluation leaves training unchanged.
   // Single-process runs only, as stop_after_epoch.
   int64_t check_every_steps = 0;
+  bool check_late_stage = true;  // false: no checks once the late stage runs
   std::function<bool(const EpochMetrics&)> stop_at_check;
   // Called after every optimiser step.
   std::function<void()> on_step;

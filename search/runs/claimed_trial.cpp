@@ -100,6 +100,7 @@ store::TrialState run_claimed_trial(store::ResultsDb& db, const store::Trial& tr
     ro.on_message = o.on_message;
     if (o.prune) ro.prune = [&](const EpochMetrics& m) { return o.prune(trial, m); };
     ro.check_every_steps = o.check_every_steps;
+    ro.check_late_stage = o.check_late_stage;
     RecordedRun run(e, o.data ? o.data(e.data) : load_task_data(e.data), ro, &db);
     if (run.trainer().resumed())
       say(o, name + " resumes from " + ro.checkpoint + " at step " + std::to_string(run.trainer().state().step));

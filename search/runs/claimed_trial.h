@@ -34,6 +34,7 @@ struct ClaimedTrialOptions {
   std::function<std::optional<store::Decision>(const store::Trial&, const EpochMetrics&)> prune;
   // Also every so many steps inside epochs (RecordedRunOptions::check_every_steps); 0: epoch ends only.
   int64_t check_every_steps = 0;
+  bool check_late_stage = true;
   // The data of a data section (a sweep keeps one copy per process); unset = loaded afresh.
   std::function<const TaskData&(const DataConfig&)> data;
 };

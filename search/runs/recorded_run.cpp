@@ -35,6 +35,7 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
       return pruned_.has_value();
     };
     t.check_every_steps = options_.check_every_steps;
+    t.check_late_stage = options_.check_late_stage;
     t.stop_at_check = [this](const EpochMetrics& m) {
       if (!recorder_) return false;
       recorder_->check(m);

@@ -39,6 +39,7 @@ struct RecordedRunOptions {
   // > 0 with prune set: also every so many steps inside an epoch, the run evaluates, records
   // the check (store/checks.h) and asks prune with those values (partial set).
   int64_t check_every_steps = 0;
+  bool check_late_stage = true;  // see TrainerOptions::check_late_stage
   // How often the recorded trial's heartbeat is written.
   std::chrono::milliseconds heartbeat_interval = kHeartbeatInterval;
 };

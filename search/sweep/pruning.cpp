@@ -68,6 +68,9 @@ PruningRule parse_pruning(const nlohmann::json& json, const std::vector<store::O
   rule.from_epoch = r.integer("from_epoch", rule.from_epoch, 0);
   rule.noise = r.number("noise", rule.noise, 0);
   rule.every_steps = r.integer("every_steps", rule.every_steps, 0);
+  rule.late_checks = r.boolean("late_checks", rule.late_checks);
+  if (r.has("late_checks") && rule.every_steps == 0)
+    throw Error("pruning.late_checks: applies to checks inside epochs; set pruning.every_steps too, or leave it out");
   if (r.has("margin")) {
     const auto& margin = r.value("margin");
     if (!margin.is_object())
@@ -90,7 +93,7 @@ PruningRule parse_pruning(const nlohmann::json& json, const std::vector<store::O
 
 nlohmann::json to_json(const PruningRule& rule) {
   nlohmann::json j = {{"from_epoch", rule.from_epoch}, {"margin", rule.margin}, {"noise", rule.noise}};
-  if (rule.every_steps > 0) j["every_steps"] = rule.every_steps;
+  if (rule.every_steps > 0) j.update({{"every_steps", rule.every_steps}, {"late_checks", rule.late_checks}});
   return j;
 }
 

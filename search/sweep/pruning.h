@@ -26,6 +26,8 @@ struct PruningRule {
   std::map<std::string, double> margin;  // by objective, in its units; 0 where not given
   double noise = 2;                      // standard deviations of seed noise a margin covers
   int64_t every_steps = 0;               // > 0: also judged every so many steps inside epochs
+  // false: no checks inside late-stage epochs, where trials cross while their cuts are judged.
+  bool late_checks = true;
 };
 
 // Where a trial is judged: an epoch's end, or a check inside it at `step`.
@@ -35,7 +37,7 @@ struct JudgedAt {
   std::optional<int64_t> step;
 };
 
-// Reads {"from_epoch", "margin": {objective: value >= 0}, "noise", "every_steps"}; errors name the key, and a
+// Reads {"from_epoch", "margin": {objective: value >= 0}, "noise", "every_steps", "late_checks"}; errors name the key, and a
 // margin of an objective the study does not have names the objectives it has.
 PruningRule parse_pruning(const nlohmann::json& json, const std::vector<store::Objective>& objectives);
 nlohmann::json to_json(const PruningRule& rule);

@@ -156,6 +156,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
                          m.partial ? JudgedAt(m.epoch, m.step) : JudgedAt(m.epoch));
     };
     trial_options.check_every_steps = spec.pruning->every_steps;
+    trial_options.check_late_stage = spec.pruning->late_checks;
   }
 
   const std::string worker = store::default_worker_id();
