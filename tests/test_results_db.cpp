@@ -183,7 +183,9 @@ TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds dec
   REQUIRE(decisions.size() == 1);
   CHECK(describe(decisions[0]) == "pruned at epoch 1: dominated by trial 2");
   record_check(db, 1, {7, 1, {{"accuracy", 0.5}, {"eval_loss", std::numeric_limits<double>::quiet_NaN()}}});
-  const auto checks = read_checks(db.sql(), 1);
+  record_check(db, 1, {9, 1, {{"accuracy", 0.75}}});
+  CHECK(read_checks(db.sql(), 1).size() == 2);
+  const auto checks = read_checks(db.sql(), 1, 7);
   REQUIRE(checks.size() == 1);
   CHECK(checks[0].step == 7);
   CHECK(checks[0].metrics.at("accuracy") == 0.5);

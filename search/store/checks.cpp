@@ -28,10 +28,12 @@ void record_check(ResultsDb& db, int64_t trial_id, const CheckRecord& record) {
   db.write([&] { write_check(db.sql(), trial_id, record); });
 }
 
-std::vector<CheckRecord> read_checks(SQLite::Database& db, int64_t trial_id) {
+std::vector<CheckRecord> read_checks(SQLite::Database& db, int64_t trial_id, std::optional<int64_t> step) {
   std::vector<CheckRecord> out;
-  SQLite::Statement rows(db, "SELECT step, epoch, name, value, kind FROM checks WHERE trial_id = ? ORDER BY step, name");
+  SQLite::Statement rows(db, "SELECT step, epoch, name, value, kind FROM checks WHERE trial_id = ?1 AND "
+                             "(?2 IS NULL OR step = ?2) ORDER BY step, name");
   rows.bind(1, trial_id);
+  if (step) rows.bind(2, *step);
   while (rows.executeStep()) {
     const int64_t step = rows.getColumn(0).getInt64();
     if (out.empty() || out.back().step != step) out.push_back({step, rows.getColumn(1).getInt64(), {}});

@@ -4,6 +4,7 @@
 #include "search/store/results_db.h"
 
 #include <map>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -19,7 +20,7 @@ struct CheckRecord {
 void record_check(ResultsDb& db, int64_t trial_id, const CheckRecord& record);
 // The same without a transaction, for callers that hold the write transaction.
 void write_check(SQLite::Database& db, int64_t trial_id, const CheckRecord& record);
-// In step order.
-std::vector<CheckRecord> read_checks(SQLite::Database& db, int64_t trial_id);
+// In step order; only the one at `step` when given.
+std::vector<CheckRecord> read_checks(SQLite::Database& db, int64_t trial_id, std::optional<int64_t> step = std::nullopt);
 
 }  // namespace comera::store

@@ -162,8 +162,8 @@ std::optional<store::Decision> judge_trial(store::ResultsDb& db, const PruningRu
   };
   auto recorded = [&](const store::Trial& t) -> std::optional<EpochValues> {
     if (at.step) {
-      for (const auto& c : store::read_checks(db.sql(), t.id))
-        if (c.step == *at.step) return values(t, c.metrics);
+      const auto checks = store::read_checks(db.sql(), t.id, at.step);
+      if (!checks.empty()) return values(t, checks.front().metrics);
     } else {
       for (const auto& e : store::read_epochs(db.sql(), t.id))
         if (e.epoch == at.epoch && !e.metrics.count("partial")) return values(t, e.metrics);
