@@ -311,6 +311,23 @@ TEST_CASE("pruning every N steps stops a dominated trial inside its first epoch,
   CHECK(spent(db, spec.name).epochs == 6);
 }
 
+TEST_CASE("pruning every N steps from a later epoch: no checks before it, where nothing is judged", "[sweep]") {
+  TempDir dir;
+  json j = tiny_sweep(3);
+  j.erase("baselines");
+  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
+  j["objectives"] = "size:min,compression:max";
+  j["pruning"] = {{"every_steps", 1}, {"from_epoch", 1}};
+  const auto spec = parse_sweep_spec(j);
+  const std::string path = dir.file("p.db");
+  CHECK(run_sweep(spec, quiet_options(path)).states == std::map<std::string, size_t>{{"complete", 1}, {"pruned", 1}});
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  // Two-step epochs: step 1 is epoch 0's check, steps 3 and 5 those of epochs 1 and 2.
+  CHECK(db.execAndGet("SELECT group_concat(step, ',') FROM (SELECT DISTINCT c.step FROM checks c JOIN trials t "
+                      "ON t.id = c.trial_id WHERE t.number = 1 ORDER BY c.step)").getString() == "3,5");
+  CHECK(db.execAndGet("SELECT epoch || ' ' || json_extract(detail, '$.step') FROM decisions").getString() == "1 3");
+}
+
 TEST_CASE("trials of dead or silent workers: re-queued, or failed until --retry-failed", "[sweep]") {
   TempDir dir;
   const auto spec = parse_sweep_spec(tiny_sweep(1));

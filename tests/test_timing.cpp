@@ -1,6 +1,6 @@
 // time_median's measurement: warm-up runs untimed, each repeat timed by wall and CPU clocks,
 // medians and extremes, on clocks the test drives (deterministic); and the machine's clocks
-// telling CPU work apart from waiting, by orders of magnitude.
+// telling CPU work apart from waiting.
 #include "core/util/timing.h"
 #include "tests/support/catch.h"
 
@@ -36,11 +36,12 @@ TEST_CASE("time_median times each repeat after the warm-up on the clocks it is g
 }
 
 TEST_CASE("the machine's clocks: sleeping costs wall time, not CPU time", "[timing]") {
-  // 50 ms asleep against a CPU budget of a tenth of it: only a clock mix-up fails this.
+  // 50 ms asleep against a CPU budget of half of it: only a clock mix-up fails this. A tighter
+  // budget flaked under ctest -j2, where the wake-ups of a loaded machine cost milliseconds.
   const auto sleeping = time_median(
       [](int) { std::this_thread::sleep_for(std::chrono::milliseconds(50)); }, 0, 1);
   CHECK(sleeping.median_ms >= 50);
-  CHECK(sleeping.cpu_median_ms < 5);
+  CHECK(sleeping.cpu_median_ms < 25);
   // Spinning until 20 ms of CPU are used is counted as CPU time.
   const auto spinning = time_median(
       [](int) {

@@ -102,7 +102,7 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
     // Five steps an epoch: checks every 2 fall at steps 2 and 4 of each, never at its end.
     std::vector<EpochMetrics> seen;
     auto options = quiet(temp_path("checked.pt"));
-    options.check_every_steps = 2;
+    options.checks.every_steps = 2;
     options.stop_at_check = [&](const EpochMetrics& m) {
       seen.push_back(m);
       return false;
@@ -119,6 +119,20 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
       CHECK(m.epoch_fraction == Approx(static_cast<double>((m.step - 5 * m.epoch)) / 5));
     }
     CHECK(steps == std::vector<int64_t>{2, 4, 7, 9, 12, 14});
+    // From epoch 1 on only: none in the first epoch.
+    {
+      std::vector<int64_t> later;
+      auto o = options;
+      o.checkpoint = temp_path("checked_later.pt");
+      o.checks.from_epoch = 1;
+      o.stop_at_check = [&](const EpochMetrics& m) {
+        later.push_back(m.step);
+        return false;
+      };
+      Trainer checked(model, tiny_training(), pairs_data(train, eval), o);
+      checked.run();
+      CHECK(later == std::vector<int64_t>{7, 9, 12, 14});
+    }
     // The check at step 7 evaluates the model a step limit at 7 leaves.
     double limit_eval = 0;
     {
@@ -131,7 +145,7 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
 
     const auto path = temp_path("stopped_at_check.pt");
     auto stopping = quiet(path);
-    stopping.check_every_steps = 2;
+    stopping.checks.every_steps = 2;
     stopping.stop_at_check = [](const EpochMetrics& m) { return m.step == 7; };
     {
       Trainer first(model, tiny_training(), pairs_data(train, eval), stopping);

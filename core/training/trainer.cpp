@@ -432,7 +432,6 @@ RunResult Trainer::run() {
   if (options_.parallel && (options_.stop_after_epoch || options_.stop_at_check))
     throw Error("a data-parallel run cannot be stopped after an epoch or a check by one rank's decision: "
                 "leave stop_after_epoch and stop_at_check unset with training.nproc > 1");
-  const int64_t check_every = options_.stop_at_check ? options_.check_every_steps : 0;
   if (options_.parallel) all_reduce_seconds_at_epoch_ = options_.parallel->gradient_seconds();
 
   while (state_.epoch < config_.epochs) {
@@ -508,8 +507,7 @@ RunResult Trainer::run() {
         options_.on_progress(progress(batches, end_step));
       }
       if (options_.on_step) options_.on_step();
-      if (check_every > 0 && state_.step_in_epoch % check_every == 0 && state_.step_in_epoch < batches &&
-          (options_.check_late_stage || !state_.late)) {
+      if (options_.stop_at_check && options_.checks.due(state_.epoch, state_.step_in_epoch, batches, state_.late)) {
         auto m = epoch_metrics(true, batches, seconds_since(run_start));
         if (!std::isfinite(m.eval_loss))
           return diverged("the evaluation at step " + std::to_string(state_.step) + " gave a non-finite loss (" +

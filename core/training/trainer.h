@@ -6,6 +6,7 @@
 #include "core/data/task_data.h"
 #include "core/models/model_kind.h"
 #include "core/training/checkpoint.h"
+#include "core/training/check_schedule.h"
 #include "core/training/checkpoint_lock.h"
 #include "core/training/epoch_metrics.h"
 #include "core/training/late_cuts.h"
@@ -64,12 +65,11 @@ struct TrainerOptions {
   // Asked after each epoch's checkpoint: true ends the run there, resumably (StepLimit), as a
   // sweep does with a trial it prunes. Single-process runs only (ranks would have to agree).
   std::function<bool(const EpochMetrics&)> stop_after_epoch;
-  // > 0 with stop_at_check set: every so many steps inside an epoch (not at its end) the
-  // trainer evaluates and asks stop_at_check; true ends the run there, resumably (StepLimit),
-  // its partial epoch reported with those values. The evaluation leaves training unchanged.
-  // Single-process runs only, as stop_after_epoch.
-  int64_t check_every_steps = 0;
-  bool check_late_stage = true;  // false: no checks once the late stage runs
+  // With stop_at_check set: at the steps `checks` names the trainer evaluates and asks
+  // stop_at_check; true ends the run there, resumably (StepLimit), its partial epoch reported
+  // with those values. The evaluation leaves training unchanged. Single-process runs only, as
+  // stop_after_epoch.
+  CheckSchedule checks;
   std::function<bool(const EpochMetrics&)> stop_at_check;
   // Called after every optimiser step.
   std::function<void()> on_step;

@@ -99,8 +99,7 @@ store::TrialState run_claimed_trial(store::ResultsDb& db, const store::Trial& tr
     ro.configure_trainer = o.configure_trainer;
     ro.on_message = o.on_message;
     if (o.prune) ro.prune = [&](const EpochMetrics& m) { return o.prune(trial, m); };
-    ro.check_every_steps = o.check_every_steps;
-    ro.check_late_stage = o.check_late_stage;
+    ro.checks = o.checks;
     RecordedRun run(e, o.data ? o.data(e.data) : load_task_data(e.data), ro, &db);
     if (run.trainer().resumed())
       say(o, name + " resumes from " + ro.checkpoint + " at step " + std::to_string(run.trainer().state().step));

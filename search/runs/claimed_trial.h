@@ -32,9 +32,8 @@ struct ClaimedTrialOptions {
   // A sweep's pruning rule, asked after each recorded epoch of a single-process training trial
   // (RecordedRunOptions::prune; data-parallel trials run to their end); unset: never.
   std::function<std::optional<store::Decision>(const store::Trial&, const EpochMetrics&)> prune;
-  // Also every so many steps inside epochs (RecordedRunOptions::check_every_steps); 0: epoch ends only.
-  int64_t check_every_steps = 0;
-  bool check_late_stage = true;
+  // Also at these steps inside epochs (RecordedRunOptions::checks); by default none.
+  CheckSchedule checks;
   // The data of a data section (a sweep keeps one copy per process); unset = loaded afresh.
   std::function<const TaskData&(const DataConfig&)> data;
 };

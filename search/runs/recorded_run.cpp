@@ -34,8 +34,7 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
       pruned_ = options_.prune(m);
       return pruned_.has_value();
     };
-    t.check_every_steps = options_.check_every_steps;
-    t.check_late_stage = options_.check_late_stage;
+    t.checks = options_.checks;
     t.stop_at_check = [this](const EpochMetrics& m) {
       if (!recorder_) return false;
       recorder_->check(m);

@@ -36,10 +36,9 @@ struct RecordedRunOptions {
   // Asked after each recorded epoch (a sweep's pruning rule): a decision stops the run there
   // and ends its trial pruned, resumable, with the decision recorded. Unset: never.
   std::function<std::optional<store::Decision>(const EpochMetrics&)> prune;
-  // > 0 with prune set: also every so many steps inside an epoch, the run evaluates, records
+  // With prune set: also at the steps these name inside an epoch, the run evaluates, records
   // the check (store/checks.h) and asks prune with those values (partial set).
-  int64_t check_every_steps = 0;
-  bool check_late_stage = true;  // see TrainerOptions::check_late_stage
+  CheckSchedule checks;
   // How often the recorded trial's heartbeat is written.
   std::chrono::milliseconds heartbeat_interval = kHeartbeatInterval;
 };

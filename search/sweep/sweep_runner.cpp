@@ -155,8 +155,8 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       return judge_trial(db, rule, objectives, trial,
                          m.partial ? JudgedAt(m.epoch, m.step) : JudgedAt(m.epoch));
     };
-    trial_options.check_every_steps = spec.pruning->every_steps;
-    trial_options.check_late_stage = spec.pruning->late_checks;
+    // Checks where no trial is judged would cost evaluations for nothing.
+    trial_options.checks = {spec.pruning->every_steps, spec.pruning->late_checks, spec.pruning->from_epoch};
   }
 
   const std::string worker = store::default_worker_id();
