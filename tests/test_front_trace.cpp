@@ -1,7 +1,8 @@
 // How a front grew, on a hand-made study: trials end in a known order with known epochs, training
 // times and objectives, and the trace's cumulative compute and hypervolumes (log10 size against
 // accuracy) are compared with values worked out by hand; `comera bench fronts` over two such
-// databases names the compute that reached the target method's hypervolume, and `bench fronts-plot`
+// databases names the compute that reached the target method's hypervolume and the share of it
+// held at half the target's compute, and `bench fronts-plot`
 // puts such results on the grid's scale.
 #include "core/util/error.h"
 #include "search/pareto/front_trace.h"
@@ -106,8 +107,14 @@ TEST_CASE("comera bench fronts names the compute that reached the target's hyper
   CHECK(j["groups"][0]["epochs_to_target"].get<double>() == 4);
   CHECK(j["groups"][0]["hypervolume"]["mean"].get<double>() == Approx(0.9 + 1 * 0.1));
   CHECK(j["groups"][1]["epochs_to_target"].get<double>() == 7);
+  // At half the grid's 7 trial-epochs (3.5) the adaptive run held 0.8 (its first trial), the
+  // grid 0.5 (its first trial: log10 size 2 from 3, accuracy 0.5); as shares of 0.9.
+  CHECK(j["target"]["half_compute"].get<double>() == 3.5);
+  CHECK(j["groups"][0]["runs"][0]["at_half_compute"].get<double>() == Approx(0.8 / 0.9));
+  CHECK(j["groups"][1]["at_half_compute"][0].get<double>() == Approx(0.5 / 0.9));
   const auto text = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --log size --ref 1000,0");
-  CHECK_THAT(text.output, Contains("target: grid's mean final hypervolume, 0.9"));
+  CHECK_THAT(text.output, Contains("target: grid's mean final hypervolume, 0.9, and half its 7 trial-epochs, 3.5") &&
+                             Contains("(1/1); 0.556"));
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db")).output, Contains("--ref"));
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --ref 1,0 --target lte").output,
              Contains("--target lte"));

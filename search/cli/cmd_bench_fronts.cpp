@@ -2,8 +2,9 @@
 // (its study); runs named METHOD-SEED.db are grouped by METHOD. Per run: the hypervolume after
 // each trial against the trial-epochs and training minutes spent (search/pareto/front_trace.h);
 // per method: the final hypervolume's mean ± standard error and the compute each run needed to
-// reach the target method's final hypervolume (the hand grid's, by default). scripts/bench_autotune.sh
-// runs the sweeps.
+// reach the target method's final hypervolume (the hand grid's, by default), and the share of it
+// each run held at half the target's compute (issue 29's mark). scripts/bench_autotune.sh runs
+// the sweeps.
 #include "core/util/error.h"
 #include "core/util/mean_error.h"
 #include "core/util/output_file.h"
@@ -112,10 +113,15 @@ int run(int argc, char** argv) {
   for (const auto& run : runs) groups[run.group].push_back(&run);
   const std::string target_group = r["target"].as<std::string>();
   std::optional<double> target;
+  double half_compute = 0;  // half the target method's mean trial-epochs
   if (groups.count(target_group)) {
-    std::vector<double> finals;
-    for (const auto* run : groups[target_group]) finals.push_back(run->steps.empty() ? 0 : run->steps.back().hypervolume);
+    std::vector<double> finals, spent;
+    for (const auto* run : groups[target_group]) {
+      finals.push_back(run->steps.empty() ? 0 : run->steps.back().hypervolume);
+      spent.push_back(run->steps.empty() ? 0 : run->steps.back().epochs);
+    }
     target = mean_error(finals).mean;
+    half_compute = mean_error(spent).mean / 2;
   } else if (r.count("target")) {
     throw Error("--target " + target_group + ": no run of that method (name its databases " + target_group + "-SEED.db)");
   }
@@ -123,10 +129,10 @@ int run(int argc, char** argv) {
   nlohmann::json out = {{"objectives", nlohmann::json::array()}, {"reference", trace.reference}, {"groups", nlohmann::json::array()}};
   for (size_t k = 0; k < trace.objectives.size(); ++k)
     out["objectives"].push_back({{"name", trace.objectives[k].name}, {"minimize", trace.objectives[k].minimize}, {"log10", trace.log[k]}});
-  if (target) out["target"] = {{"method", target_group}, {"hypervolume", *target}};
+  if (target) out["target"] = {{"method", target_group}, {"hypervolume", *target}, {"half_compute", half_compute}};
   for (const auto& [name, members] : groups) {
     nlohmann::json g = {{"method", name}, {"runs", nlohmann::json::array()}};
-    std::vector<double> finals, epochs, minutes, reach_epochs, reach_minutes;
+    std::vector<double> finals, epochs, minutes, reach_epochs, reach_minutes, at_half;
     for (const auto* run : members) {
       const auto last = run->steps.empty() ? pareto::TraceStep{} : run->steps.back();
       finals.push_back(last.hypervolume), epochs.push_back(static_cast<double>(last.epochs)), minutes.push_back(last.minutes);
@@ -139,6 +145,9 @@ int run(int argc, char** argv) {
         const auto* hit = reaching(*run, *target);
         j["reaches_target"] = hit ? nlohmann::json({{"epochs", hit->epochs}, {"minutes", hit->minutes}}) : nlohmann::json();
         if (hit) reach_epochs.push_back(static_cast<double>(hit->epochs)), reach_minutes.push_back(hit->minutes);
+        // A hypervolume of 0 (no reference point dominated) is 0 of any target.
+        at_half.push_back(*target > 0 ? pareto::hypervolume_at(run->steps, half_compute * (1 + 1e-12)) / *target : 0);
+        j["at_half_compute"] = at_half.back();
       }
       g["runs"].push_back(j);
     }
@@ -147,6 +156,7 @@ int run(int argc, char** argv) {
     g["epochs"] = mean_error(epochs).mean;
     g["minutes"] = mean_error(minutes).mean;
     g["reached_target"] = reach_epochs.size();
+    if (target) g["at_half_compute"] = at_half;
     if (!reach_epochs.empty()) {
       g["epochs_to_target"] = mean_error(reach_epochs).mean;
       g["minutes_to_target"] = mean_error(reach_minutes).mean;
@@ -180,9 +190,12 @@ int run(int argc, char** argv) {
     std::cout << (k ? ", " : " ") << trace.objectives[k].name << (trace.objectives[k].minimize ? ":min" : ":max")
               << (trace.log[k] ? " (log10)" : "") << " ref " << trace.reference[k];
   std::cout << "\n";
-  if (target) std::cout << "target: " << target_group << "'s mean final hypervolume, " << text(*target) << "\n";
+  if (target)
+    std::cout << "target: " << target_group << "'s mean final hypervolume, " << text(*target) << ", and half its "
+              << text(2 * half_compute) << " trial-epochs, " << text(half_compute) << "\n";
   std::printf("\n%-20s %4s %-20s %12s %9s %s\n", "method", "runs", "final hypervolume", "trial-epochs", "minutes",
-              target ? "to reach the target: trial-epochs, minutes (runs reaching it)" : "");
+              target ? "to reach the target: trial-epochs, minutes (runs reaching it); share of it at half compute, per run"
+                     : "");
   for (const auto& g : out["groups"]) {
     const std::string hv = text(g["hypervolume"]["mean"].get<double>()) +
                            (g["runs"].size() > 1 ? " ± " + text(g["hypervolume"]["se"].get<double>(), "%.2g") : "");
@@ -191,7 +204,10 @@ int run(int argc, char** argv) {
       reach = (g.contains("epochs_to_target") ? text(g["epochs_to_target"].get<double>(), "%.1f") + ", " +
                                                     text(g["minutes_to_target"].get<double>(), "%.2f")
                                               : std::string("-")) +
-              " (" + std::to_string(g["reached_target"].get<size_t>()) + "/" + std::to_string(g["runs"].size()) + ")";
+              " (" + std::to_string(g["reached_target"].get<size_t>()) + "/" + std::to_string(g["runs"].size()) + ");";
+    if (target)
+      for (size_t i = 0; i < g["at_half_compute"].size(); ++i)
+        reach += (i ? ", " : " ") + text(g["at_half_compute"][i].get<double>(), "%.3f");
     std::printf("%-20s %4zu %-20s %12.1f %9.2f %s\n", g["method"].get<std::string>().c_str(), g["runs"].size(),
                 hv.c_str(), g["epochs"].get<double>(), g["minutes"].get<double>(), reach.c_str());
   }
