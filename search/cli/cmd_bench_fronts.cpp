@@ -59,7 +59,8 @@ int run(int argc, char** argv) {
       "bench fronts",
       "Hypervolume against compute for sweeps of one task, one database per sweep (METHOD-SEED.db\n"
       "groups runs by METHOD): the final hypervolume per method over its runs, and the trial-epochs\n"
-      "and training minutes each run spent to reach the target method's final hypervolume.");
+      "and training minutes each run spent to reach the target method's final hypervolume, and the\n"
+      "share of that hypervolume each run held at half the target method's trial-epochs.");
   options.add_options()("dbs", "The sweeps' databases", cxxopts::value<std::vector<std::string>>())(
       "study", "The study in every database (default: each one's only sweep study)",
       cxxopts::value<std::string>()->default_value(""))(
