@@ -417,6 +417,13 @@ TEST_CASE("config errors for model kinds, tasks, optimisers and devices", "[trai
                     Contains("training.optimizer.betas"));
   CHECK_THROWS_WITH(experiment({{"kind", "toy"}}, {{"task", "lean"}, {"device", "gpu0"}}),
                     Contains("training.device: 'gpu0' is not a device (write cpu, cuda or cuda:N)"));
+  // A misspelt optional section is named with the sections this level has, though none of
+  // those was given: "dta" lists "data".
+  CHECK_THROWS_WITH(parse_experiment(nlohmann::json{{"model", {{"kind", "toy"}}},
+                                                    {"training", {{"task", "lean"}}},
+                                                    {"dta", nlohmann::json::object()}}),
+                    Contains("dta: unknown key") && Contains("known keys here: data, ") &&
+                        Contains("method_settings"));
   const auto e = experiment({{"kind", "toy"}}, {{"task", "lean"}, {"device", "cuda:0"}});
   if (!at::hasCUDA())
     CHECK_THROWS_WITH(Trainer(e.model, e.training, toy_data()), Contains("has no CUDA device"));

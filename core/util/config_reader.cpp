@@ -20,7 +20,11 @@ std::string ConfigReader::key_path(const std::string& key) const {
   return path_.empty() ? key : path_ + "." + key;
 }
 
-bool ConfigReader::has(const std::string& key) const { return json_.contains(key); }
+// A key asked about is one of this object's, present or not: an unknown-key error lists it.
+bool ConfigReader::has(const std::string& key) const {
+  known_.insert(key);
+  return json_.contains(key);
+}
 
 const nlohmann::json* ConfigReader::find(const std::string& key) const {
   known_.insert(key);
