@@ -22,6 +22,7 @@
 #include <SQLiteCpp/Statement.h>
 
 #include <cmath>
+#include <filesystem>
 #include <fstream>
 #include <set>
 
@@ -127,6 +128,18 @@ TEST_CASE("adaptive sampling specs: what they need and what they refuse", "[adap
   propose.shard = {1, 2};
   CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(adaptive_spec({{"trials", 2}})), propose),
                     Contains("propose without --shard"));
+  // Its points come later, one at a time, but its space is checked before any trial runs: a
+  // misspelt path, or a value valid at one end of its range only, is named and nothing written.
+  json misspelt = adaptive_spec({{"trials", 2}});
+  misspelt["axes"]["set"] = {{"model.tensorized.attention.rnaks", {{"min", 2}, {"max", 3}, {"integer", true}}}};
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(misspelt), quiet(dir.file("m.db"))),
+                    Contains("attention.rnaks: unknown key"));
+  json too_high = adaptive_spec({{"trials", 2}});
+  too_high["axes"]["set"] = {{"model.dropout", {{"min", 0}, {"max", 1.5}}}};
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(too_high), quiet(dir.file("h.db"))),
+                    Contains("\"model.dropout\":1.5") && Contains("model.dropout: 1.5 is out of range"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("m.db")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("h.db")));
 }
 
 TEST_CASE("an adaptive sweep proposes, records why and runs trials until its budget is spent, and an "

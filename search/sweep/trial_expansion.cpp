@@ -146,7 +146,32 @@ Choice range_choice(const Axis& axis, double x) {
   return c;
 }
 
+namespace {
+
+// An adaptive sweep's points come one at a time, after its baselines: its space is checked
+// first, each range at both ends with every listed value, so a bad path or value is named before
+// any trial runs.
+void check_space(const SweepSpec& spec) {
+  for (const bool high : {false, true}) {
+    std::vector<Choice> corner;
+    for (size_t i = 1; i < spec.axes.size(); ++i) {
+      const Axis& axis = spec.axes[i];
+      corner.push_back(axis.range ? range_choice(axis, high ? axis.range->max : axis.range->min) : axis.choices.at(0));
+    }
+    point_trial(spec, corner);
+    for (size_t i = 1; i < spec.axes.size(); ++i)
+      for (size_t c = 1; c < spec.axes[i].choices.size(); ++c) {
+        auto other = corner;
+        other[i - 1] = spec.axes[i].choices[c];
+        point_trial(spec, other);
+      }
+  }
+}
+
+}  // namespace
+
 std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
+  if (spec.sampling.adaptive) check_space(spec);
   std::vector<std::vector<Choice>> draws;
   const auto points = spec.sampling.adaptive ? seed_only(spec)
                       : spec.sampling.random ? random_points(spec, draws)

@@ -20,7 +20,8 @@ namespace comera::sweep {
 // outermost and the targets innermost, or the random draws), each list without repeats. Every
 // experiment is validated; an invalid one throws comera::Error naming its point.
 // An adaptive sweep expands to its baselines only (the base as it is, under its one seed); its
-// points come one at a time from point_trial.
+// points come one at a time from point_trial, and its space is validated now (each range at
+// both ends, every listed value).
 std::vector<nlohmann::json> expand_trials(const SweepSpec& spec);
 
 // The trial of one point: a choice for each axis after the seeds (an adaptive proposal), under
