@@ -38,6 +38,18 @@ TEST_CASE("negative step and trial counts are errors naming the flag, before any
   CHECK_THAT(r.output, Contains("--max-trials -1"));
 }
 
+TEST_CASE("a flag's value of the wrong kind is named with its flag and where the help is", "[cli]") {
+  auto r = comera::testing::run_cli("shapes --in 768 --out 3072 --count two");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("--count two: not a value of the kind it takes (see `comera shapes --help`)"));
+  r = comera::testing::run_cli("shapes --in=7x8 --out 3072");
+  CHECK_THAT(r.output, Contains("--in 7x8: not a value of the kind it takes"));
+  r = comera::testing::run_cli("runs show abc");
+  CHECK_THAT(r.output, Contains("the argument abc: not a value of the kind it takes"));
+  r = comera::testing::run_cli("shapes --bogus 1");
+  CHECK_THAT(r.output, Contains("bogus") && Contains("does not exist (see `comera shapes --help`)"));
+}
+
 TEST_CASE("tune refuses a device this machine lacks before it makes its database", "[cli]") {
   const comera::testing::TempDir dir;
   // cuda:7: absent from a CPU build and from a one-GPU machine alike.

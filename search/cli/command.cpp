@@ -26,8 +26,36 @@ cxxopts::Options make_options(const std::string& name, const std::string& descri
   return options;
 }
 
+namespace {
+
+// The command-line word that held `value`: "--flag" for --flag value or --flag=value, else
+// the positional argument it was.
+std::string holder_of(const std::string& value, int argc, char** argv) {
+  for (int i = 1; i < argc; ++i) {
+    const std::string word = argv[i];
+    if (const auto eq = word.find('='); word.rfind("--", 0) == 0 && eq != std::string::npos && word.substr(eq + 1) == value)
+      return word.substr(0, eq);
+    if (word == value) return i > 1 && argv[i - 1][0] == '-' ? argv[i - 1] : "the argument";
+  }
+  return "an argument";
+}
+
+}  // namespace
+
 std::optional<cxxopts::ParseResult> parse(cxxopts::Options& options, int argc, char** argv) {
-  auto result = options.parse(argc, argv);
+  cxxopts::ParseResult result;
+  const std::string help = " (see `" + options.program() + " --help`)";
+  try {
+    result = options.parse(argc, argv);
+  } catch (const cxxopts::exceptions::incorrect_argument_type& e) {
+    // cxxopts names the value only: name the flag that held it, too.
+    const std::string what = e.what();
+    const auto from = what.find(cxxopts::LQUOTE) + cxxopts::LQUOTE.size(), to = what.rfind(cxxopts::RQUOTE);
+    const std::string value = what.substr(from, to - from);
+    throw Error(holder_of(value, argc, argv) + " " + value + ": not a value of the kind it takes" + help);
+  } catch (const cxxopts::exceptions::parsing& e) {
+    throw Error(e.what() + help);
+  }
   if (result.count("help")) {
     std::cout << options.help() << std::endl;
     return std::nullopt;
