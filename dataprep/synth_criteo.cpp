@@ -3,6 +3,7 @@
 #include "core/data/criteo.h"
 #include "core/util/auc.h"
 #include "core/util/error.h"
+#include "core/util/format.h"
 #include "core/util/output_file.h"
 #include "core/util/random.h"
 
@@ -146,7 +147,7 @@ SynthCriteoSplit write_split(const std::string& path, int64_t lines, const std::
 
 std::vector<int64_t> scaled_criteo_table_sizes(double scale) {
   if (!(scale > 0) || scale > 1)
-    throw Error("--scale " + std::to_string(scale) + ": the table sizes' scale must be in (0, 1]");
+    throw Error("--scale " + number_text(scale) + ": the table sizes' scale must be in (0, 1]");
   std::vector<int64_t> sizes;
   for (const int64_t k : criteo_kaggle_table_sizes())
     sizes.push_back(std::min(k, std::max<int64_t>(4, std::llround(static_cast<double>(k) * scale))));

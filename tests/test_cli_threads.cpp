@@ -46,6 +46,9 @@ TEST_CASE("a flag's value of the wrong kind is named with its flag and where the
   CHECK_THAT(r.output, Contains("--in 7x8: not a value of the kind it takes"));
   r = comera::testing::run_cli("runs show abc");
   CHECK_THAT(r.output, Contains("the argument abc: not a value of the kind it takes"));
+  r = comera::testing::run_cli("shapes --in 768 --out 3072 --modes 0");
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("--modes 0: give 1 or more"));
   r = comera::testing::run_cli("shapes --bogus 1");
   CHECK_THAT(r.output, Contains("bogus") && Contains("does not exist (see `comera shapes --help`)"));
 }

@@ -15,9 +15,9 @@ int run(int argc, char** argv) {
   auto options = make_options("shapes", "Propose balanced TT mode factorizations for a layer");
   options.add_options()("in", "Input features", cxxopts::value<int64_t>())(
       "out", "Output features", cxxopts::value<int64_t>())(
-      "modes", "Modes per side (d)", cxxopts::value<int>()->default_value("3"))(
+      "modes", "Modes per side (d)", cxxopts::value<int64_t>()->default_value("3"))(
       "rank", "Uniform rank for the size column", cxxopts::value<int64_t>()->default_value("30"))(
-      "count", "How many proposals", cxxopts::value<int>()->default_value("5"))(
+      "count", "How many proposals", cxxopts::value<int64_t>()->default_value("5"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
@@ -25,8 +25,12 @@ int run(int argc, char** argv) {
   if (!r.count("in") || !r.count("out"))
     throw Error("give --in and --out (e.g. comera shapes --in 768 --out 3072)");
   const int64_t in = r["in"].as<int64_t>(), out = r["out"].as<int64_t>();
+  for (const char* flag : {"in", "out", "modes", "rank", "count"})
+    if (r[flag].as<int64_t>() < 1)
+      throw Error("--" + std::string(flag) + " " + std::to_string(r[flag].as<int64_t>()) + ": give 1 or more");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto& [a, b] : propose_tt_modes(in, out, r["modes"].as<int>(), r["count"].as<int>())) {
+  for (const auto& [a, b] : propose_tt_modes(in, out, static_cast<int>(r["modes"].as<int64_t>()),
+                                                    static_cast<int>(r["count"].as<int64_t>()))) {
     auto shape = TTShape::uniform(a, b, r["rank"].as<int64_t>());
     rows.push_back({{"in_modes", a}, {"out_modes", b}, {"ranks", shape.ranks()},
                     {"params", shape.params()}, {"dense_params", in * out}});
