@@ -3,7 +3,8 @@
 # then its adaptive spec's space sampled at random, by GP-EHVI, by GP-EHVI with pruning of
 # dominated trials at epoch ends, and (variants gp-ehvi-steps and gp-ehvi-early-steps, not run by
 # default) with pruning also at checks inside epochs (about four an epoch; the second not in the
-# late stage), under sampler seeds 0, 1 and 2, each sweep
+# late stage), or (variant gp-ehvi-start) with pruning at epoch ends and the space's largest model
+# left uncut given as its first point (sampling.start), under sampler seeds 0, 1 and 2, each sweep
 # in a database of its own under DIR (default results/autotune-TASK); then `comera bench fronts` prints the hypervolume each reached
 # against the trial-epochs and training minutes it spent, and draws it. Re-running resumes.
 #
@@ -22,9 +23,11 @@ comera=${COMERA:-$root/build/comera}
 task=${1:-quickstart}
 case "$task" in
   quickstart) grid=quickstart_grid.json; adaptive=quickstart_adaptive.json; metric=accuracy
-              margin='"accuracy": 0.01'; ref=2.3e6,0; every=100 ;;   # 500 steps an epoch
+              margin='"accuracy": 0.01'; ref=2.3e6,0; every=100      # 500 steps an epoch
+              start='{"set.model.tensorized.embedding.ranks": 128, "targets.loss": 1.8, "targets.size_ratio": 1}' ;;
   dlrm) grid=dlrm_grid.json; adaptive=dlrm_adaptive.json; metric=auc; margin='"auc": 0.002'; ref=6.5e6,0.5
-        every=200 ;;                                                    # 782 steps an epoch
+        every=200                                                       # 782 steps an epoch
+        start='{"set.model.tensorized.tables.ranks": 32, "gamma": 0.0001}' ;;
   *) echo "bench_autotune: unknown task '$task' (quickstart or dlrm)" >&2; exit 2 ;;
 esac
 dir=${2:-$root/results/autotune-$task}
@@ -37,16 +40,17 @@ case " $variants " in *" grid "*) "$comera" sweep "$sweeps/$grid" --db "$dir/gri
 for seed in $seeds; do
   for variant in $variants; do
     [ "$variant" = grid ] && continue
-    sampler=$variant pruning=""
+    sampler=$variant pruning="" first=""
     case "$variant" in
       gp-ehvi-pruning) sampler=gp-ehvi; pruning="\"pruning\": {\"margin\": {$margin}},"  ;;
       gp-ehvi-steps) sampler=gp-ehvi; pruning="\"pruning\": {\"margin\": {$margin}, \"every_steps\": $every}," ;;
       gp-ehvi-early-steps) sampler=gp-ehvi
         pruning="\"pruning\": {\"margin\": {$margin}, \"every_steps\": $every, \"late_checks\": false}," ;;
+      gp-ehvi-start) sampler=gp-ehvi; pruning="\"pruning\": {\"margin\": {$margin}},"; first=", \"start\": [$start]" ;;
     esac
     spec="$dir/specs/$variant-$seed.json"
     # The spec's "base" is relative to its folder: made absolute for the copy.
-    sed -e "s|\"sampler\": \"gp-ehvi\"|\"sampler\": \"$sampler\"|" -e "s|\"seed\": 0}|\"seed\": $seed}|" \
+    sed -e "s|\"sampler\": \"gp-ehvi\"|\"sampler\": \"$sampler\"|" -e "s|\"seed\": 0}|\"seed\": $seed$first}|" \
         -e "s|\"base\": \"\\([^\"]*\\)\",|\"base\": \"$sweeps/\\1\", $pruning|" "$sweeps/$adaptive" > "$spec"
     echo "== $task: $variant, sampler seed $seed"
     "$comera" sweep "$spec" --db "$dir/$variant-$seed.db" --quiet --no-front

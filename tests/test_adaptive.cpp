@@ -142,6 +142,53 @@ TEST_CASE("adaptive sampling specs: what they need and what they refuse", "[adap
   CHECK_FALSE(std::filesystem::exists(dir.file("h.db")));
 }
 
+TEST_CASE("start points given in an adaptive spec are proposed first, in order, then the design and the "
+          "model; a bad one is named before any trial", "[adaptive]") {
+  auto with_start = [](json start) {
+    json j = adaptive_spec({{"trials", 3}}, 2, 1);
+    j["sampling"]["start"] = start;
+    return j;
+  };
+  const json big = {{"targets.loss", 0.5}, {"targets.size_ratio", 1}, {"rank_cap", 2}};
+  const json small = {{"targets.loss", 1.5}, {"targets.size_ratio", 0.1}, {"rank_cap", 1}};
+  TempDir dir;
+  const std::string path = dir.file("s.db");
+  CHECK(run_sweep(parse_sweep_spec(with_start({big, small})), quiet(path)).ran == 3);
+  const auto p = proposals(path);
+  REQUIRE(p.size() == 3);
+  CHECK(p[0].method == "start");
+  CHECK_THAT(p[0].reason, Contains("given in the spec (sampling.start, 1 of 2)"));
+  CHECK(json::parse(p[0].point) == json({{"loss_target", 0.5}, {"size_ratio", 1}, {"rank_cap", 2}, {"seed", 1}}));
+  CHECK(json::parse(p[1].point) == json({{"loss_target", 1.5}, {"size_ratio", 0.1}, {"rank_cap", 1}, {"seed", 1}}));
+  CHECK(p[1].method == "start");
+  // Start points fill the initial design (1 point here): the model proposes next.
+  CHECK(p[2].method == "gp-ehvi");
+
+  auto refused = [&](json start) {
+    try {
+      parse_sweep_spec(with_start(start));
+    } catch (const Error& e) {
+      return std::string(e.what());
+    }
+    return std::string("accepted");
+  };
+  CHECK_THAT(refused(big), Contains("sampling.start: expected a list of points"));
+  CHECK_THAT(refused({{{"targets.los", 1}}}),
+             Contains("sampling.start[0].targets.los: not an axis of this sweep (the axes: rank_cap, targets.loss, "));
+  CHECK_THAT(refused({{{"targets.loss", 1}, {"rank_cap", 1}}}),
+             Contains("sampling.start[0]: targets.size_ratio is missing"));
+  json outside = big;
+  outside["targets.loss"] = 2;
+  CHECK_THAT(refused({big, outside}), Contains("sampling.start[1].targets.loss: 2 is not in its range [0.5, 1.5]"));
+  json fraction = big;
+  fraction["rank_cap"] = 1.5;
+  CHECK_THAT(refused({fraction}), Contains("rank_cap: 1.5 is not in its range [1, 2] of whole numbers"));
+  CHECK_THAT(refused({big, big}), Contains("sampling.start[1]: repeats an earlier start point"));
+  json grid = with_start({big});
+  grid["sampling"] = {{"method", "grid"}, {"start", {big}}};
+  CHECK_THROWS_WITH(parse_sweep_spec(grid), Contains("sampling.start: only read with"));
+}
+
 TEST_CASE("an adaptive sweep proposes, records why and runs trials until its budget is spent, and an "
           "interrupted one proposes what the uninterrupted one did", "[adaptive]") {
   TempDir dir;

@@ -199,7 +199,8 @@ StudyHistory study_history(store::ResultsDb& db, const std::string& study, const
 
 ProposeOutcome propose_next(store::ResultsDb& db, const store::Study& study, const SweepSpec& spec) {
   return db.write([&]() -> ProposeOutcome {
-    if (const auto why = budget_spent(spec.sampling.budget, spent(db, study.name)); !why.empty())
+    const Spent so_far = spent(db, study.name);
+    if (const auto why = budget_spent(spec.sampling.budget, so_far); !why.empty())
       return {std::nullopt, "budget spent: " + why};
     const auto objectives = store::parse_objectives(spec.objectives);
     const auto trials = store::list_trials(db, study.name);
@@ -216,15 +217,17 @@ ProposeOutcome propose_next(store::ResultsDb& db, const store::Study& study, con
     options.seed = spec.sampling.seed;
     options.initial = spec.sampling.initial;
     options.budget = spec.sampling.budget.trials;
-    const auto p = propose::propose(search_space(spec), done, pending, options);
-
-    std::vector<Choice> choices;
-    for (size_t i = 1; i < spec.axes.size(); ++i) {
-      const Axis& axis = spec.axes[i];
-      const double x = p.x[i - 1];
-      choices.push_back(axis.range ? range_choice(axis, x) : axis.choices.at(static_cast<size_t>(std::llround(x))));
+    propose::Proposal p;
+    const auto& start = spec.sampling.start;
+    if (const auto given = static_cast<size_t>(so_far.trials); given < start.size()) {
+      p.x = start[given];
+      p.method = "start";
+      p.reason = "given in the spec (sampling.start, " + std::to_string(given + 1) + " of " +
+                 std::to_string(start.size()) + ")";
+    } else {
+      p = propose::propose(search_space(spec), done, pending, options);
     }
-    const auto config = point_trial(spec, choices);
+    const auto config = point_trial(spec, point_choices(spec, p.x));
     const auto hash = store::config_hash(config);
     for (const auto& t : trials)
       if (t.config_hash == hash)

@@ -3,6 +3,7 @@
 #include "core/models/model_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/format.h"
 #include "search/propose/proposer.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/studies.h"
@@ -155,6 +156,56 @@ BaseTask base_task(const nlohmann::json& base) {
   return {find_model_kind(text(model, "kind", "transformer")), task};
 }
 
+// sampling.start: [{axis name: value, ...}, ...], every axis but the seeds given, as the
+// proposer's values (a range's number, a list's index).
+std::vector<std::vector<double>> start_points(const nlohmann::json& start, const std::vector<Axis>& axes) {
+  std::string names;
+  for (size_t i = 1; i < axes.size(); ++i) names += (i > 1 ? ", " : "") + axes[i].name;
+  if (!start.is_array() || start.empty())
+    throw Error("sampling.start: expected a list of points, e.g. [{\"" + axes.back().name + "\": ...}] (the axes: " +
+                names + ")");
+  std::vector<std::vector<double>> out;
+  for (size_t k = 0; k < start.size(); ++k) {
+    const std::string at = "sampling.start[" + std::to_string(k) + "]";
+    const auto& point = start[k];
+    if (!point.is_object()) throw Error(at + ": expected {axis: value, ...} (the axes: " + names + ")");
+    for (const auto& [key, unused] : point.items()) {
+      (void)unused;
+      if (std::none_of(axes.begin() + 1, axes.end(), [&](const Axis& a) { return a.name == key; }))
+        throw Error(at + "." + key + ": not an axis of this sweep (the axes: " + names + ")");
+    }
+    std::vector<double> x;
+    for (size_t i = 1; i < axes.size(); ++i) {
+      const Axis& axis = axes[i];
+      if (!point.contains(axis.name)) throw Error(at + ": " + axis.name + " is missing (give every axis a value)");
+      const auto& v = point[axis.name];
+      if (axis.range) {
+        const auto& range = *axis.range;
+        const bool fits = v.is_number() && v.get<double>() >= range.min && v.get<double>() <= range.max &&
+                          (!range.integer || v.get<double>() == std::floor(v.get<double>()));
+        if (!fits)
+          throw Error(at + "." + axis.name + ": " + v.dump() + " is not in its range [" + number_text(range.min) +
+                      ", " + number_text(range.max) + "]" + (range.integer ? " of whole numbers" : ""));
+        x.push_back(v.get<double>());
+        continue;
+      }
+      std::string values;
+      for (size_t c = 0; c < axis.choices.size(); ++c) {
+        const auto& label = axis.choices[c].label;
+        if (label.size() == 1 && label.begin().value() == v) {
+          x.push_back(static_cast<double>(c));
+          break;
+        }
+        values += (c ? ", " : "") + (label.size() == 1 ? label.begin().value().dump() : label.dump());
+      }
+      if (x.size() != i) throw Error(at + "." + axis.name + ": " + v.dump() + " is not one of its values (" + values + ")");
+    }
+    if (std::find(out.begin(), out.end(), x) != out.end()) throw Error(at + ": repeats an earlier start point");
+    out.push_back(std::move(x));
+  }
+  return out;
+}
+
 }  // namespace
 
 void set_path(nlohmann::json& target, const std::string& dotted, const nlohmann::json& value) {
@@ -177,6 +228,7 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
   try {
     const ConfigReader r(json, "");
     SweepSpec spec;
+    nlohmann::json start;  // sampling.start, read once the axes are known
     spec.file = file;
     spec.name = r.string("name", file.empty() ? "" : fs::path(file).stem().string());
     if (spec.name.empty()) throw Error("name: missing (name the study, e.g. \"quickstart\")");
@@ -222,8 +274,9 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
                       "(recorded by all its trials) or \"minutes\" (of training), one or more");
         spec.sampling.sampler = s.choice("sampler", spec.sampling.sampler, propose::proposer_methods());
         spec.sampling.initial = s.integer("initial", 0);
+        if (s.has("start")) start = s.value("start");
       } else {
-        for (const char* key : {"budget", "sampler", "initial"})
+        for (const char* key : {"budget", "sampler", "initial", "start"})
           if (s.has(key))
             throw Error(s.key_path(key) + ": only read with \"method\": \"adaptive\" (drop it, or sample adaptively)");
       }
@@ -333,6 +386,7 @@ SweepSpec parse_sweep_spec(const nlohmann::json& json, const std::string& file,
       if (axis.range && !spec.sampling.random && !spec.sampling.adaptive)
         throw Error("axes." + axis.name + ": a range needs random or adaptive sampling (set \"sampling\": "
                     "{\"method\": \"random\", \"trials\": N}) or list the values");
+    if (!start.is_null()) spec.sampling.start = start_points(start, spec.axes);
 
     if (r.has("baselines")) {
       const auto& b = r.value("baselines");

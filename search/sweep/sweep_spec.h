@@ -53,6 +53,9 @@ struct Sampling {
   Budget budget;                   // adaptive
   std::string sampler = "gp-ehvi";  // adaptive: search/propose/proposer.h's method
   int64_t initial = 0;             // adaptive: space-filling points first (0: the sampler's default)
+  // adaptive: points given in the spec, proposed first and in order, as the proposer's values
+  // (per axis after the seeds: a range's number, a list's index).
+  std::vector<std::vector<double>> start;
 };
 
 // What a trial measures: a training run (the default), or the time and peak memory of single

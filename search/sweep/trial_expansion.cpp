@@ -149,15 +149,17 @@ Choice range_choice(const Axis& axis, double x) {
 namespace {
 
 // An adaptive sweep's points come one at a time, after its baselines: its space is checked
-// first, each range at both ends with every listed value, so a bad path or value is named before
-// any trial runs.
+// first, each range at both ends with every listed value, and its start points, so a bad path or
+// value is named before any trial runs.
 void check_space(const SweepSpec& spec) {
+  for (const auto& x : spec.sampling.start) point_trial(spec, point_choices(spec, x));
   for (const bool high : {false, true}) {
-    std::vector<Choice> corner;
+    std::vector<double> x;
     for (size_t i = 1; i < spec.axes.size(); ++i) {
       const Axis& axis = spec.axes[i];
-      corner.push_back(axis.range ? range_choice(axis, high ? axis.range->max : axis.range->min) : axis.choices.at(0));
+      x.push_back(axis.range ? (high ? axis.range->max : axis.range->min) : 0);
     }
+    const auto corner = point_choices(spec, x);
     point_trial(spec, corner);
     for (size_t i = 1; i < spec.axes.size(); ++i)
       for (size_t c = 1; c < spec.axes[i].choices.size(); ++c) {
@@ -169,6 +171,16 @@ void check_space(const SweepSpec& spec) {
 }
 
 }  // namespace
+
+std::vector<Choice> point_choices(const SweepSpec& spec, const std::vector<double>& x) {
+  std::vector<Choice> choices;
+  for (size_t i = 1; i < spec.axes.size(); ++i) {
+    const Axis& axis = spec.axes[i];
+    choices.push_back(axis.range ? range_choice(axis, x.at(i - 1))
+                                 : axis.choices.at(static_cast<size_t>(std::llround(x.at(i - 1)))));
+  }
+  return choices;
+}
 
 std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
   if (spec.sampling.adaptive) check_space(spec);

@@ -28,6 +28,10 @@ std::vector<nlohmann::json> expand_trials(const SweepSpec& spec);
 // the spec's first seed; validated as expand_trials does.
 nlohmann::json point_trial(const SweepSpec& spec, const std::vector<Choice>& choices);
 
+// The choices of a point in the proposer's values (per axis after the seeds: a range's number,
+// a list's index).
+std::vector<Choice> point_choices(const SweepSpec& spec, const std::vector<double>& x);
+
 // A range axis's value as a choice: rounded to 4 significant digits (whole for an integer range),
 // labelled, and patched at the axis's path when it has one.
 Choice range_choice(const Axis& axis, double x);
