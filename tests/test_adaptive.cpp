@@ -184,6 +184,16 @@ TEST_CASE("start points given in an adaptive spec are proposed first, in order, 
   fraction["rank_cap"] = 1.5;
   CHECK_THAT(refused({fraction}), Contains("rank_cap: 1.5 is not in its range [1, 2] of whole numbers"));
   CHECK_THAT(refused({big, big}), Contains("sampling.start[1]: repeats an earlier start point"));
+  // A listed axis takes one of its values.
+  json listed = with_start({big});
+  listed["axes"]["set"] = {{"model.dropout", {0.1, 0.2}}};
+  json with_dropout = big;
+  with_dropout["set.model.dropout"] = 0.2;
+  listed["sampling"]["start"] = {with_dropout};
+  CHECK(parse_sweep_spec(listed).sampling.start.at(0) == std::vector<double>{1, 2, 0.5, 1});  // set, rank_cap, targets
+  with_dropout["set.model.dropout"] = 0.3;
+  listed["sampling"]["start"] = {with_dropout};
+  CHECK_THROWS_WITH(parse_sweep_spec(listed), Contains("sampling.start[0].set.model.dropout: 0.3 is not one of its values (0.1, 0.2)"));
   json grid = with_start({big});
   grid["sampling"] = {{"method", "grid"}, {"start", {big}}};
   CHECK_THROWS_WITH(parse_sweep_spec(grid), Contains("sampling.start: only read with"));

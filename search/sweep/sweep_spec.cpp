@@ -189,16 +189,15 @@ std::vector<std::vector<double>> start_points(const nlohmann::json& start, const
         x.push_back(v.get<double>());
         continue;
       }
-      std::string values;
-      for (size_t c = 0; c < axis.choices.size(); ++c) {
-        const auto& label = axis.choices[c].label;
-        if (label.size() == 1 && label.begin().value() == v) {
-          x.push_back(static_cast<double>(c));
-          break;
-        }
-        values += (c ? ", " : "") + (label.size() == 1 ? label.begin().value().dump() : label.dump());
+      const auto value_of = [](const Choice& c) { return c.label.size() == 1 ? c.label.begin().value() : c.label; };
+      const auto it = std::find_if(axis.choices.begin(), axis.choices.end(),
+                                   [&](const Choice& c) { return value_of(c) == v; });
+      if (it == axis.choices.end()) {
+        std::string values;
+        for (const auto& c : axis.choices) values += (values.empty() ? "" : ", ") + value_of(c).dump();
+        throw Error(at + "." + axis.name + ": " + v.dump() + " is not one of its values (" + values + ")");
       }
-      if (x.size() != i) throw Error(at + "." + axis.name + ": " + v.dump() + " is not one of its values (" + values + ")");
+      x.push_back(static_cast<double>(it - axis.choices.begin()));
     }
     if (std::find(out.begin(), out.end(), x) != out.end()) throw Error(at + ": repeats an earlier start point");
     out.push_back(std::move(x));
