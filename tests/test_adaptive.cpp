@@ -284,16 +284,23 @@ TEST_CASE("what a proposal learns from: complete trials' final values, pruned on
 
 TEST_CASE("an epoch budget counts every trial's recorded epochs", "[adaptive]") {
   TempDir dir;
-  // Two epochs a trial: after two trials 4 < 5 epochs, so a third is proposed; then 6 >= 5.
+  // Two epochs a trial: after two trials 4 < 5 epochs, so a third is proposed. It keeps a rank
+  // cap already trained (only L0 and S0 differ), so it starts from that trial's early stage and
+  // runs one epoch: 5 >= 5, recorded as 6 epochs of which one shared.
   const auto spec = parse_sweep_spec(adaptive_spec({{"epochs", 5}}));
   const auto report = run_sweep(spec, quiet(dir.file("e.db")));
   CHECK(report.ran == 3);
+  const auto p = proposals(dir.file("e.db"));
+  REQUIRE(p.size() == 3);
+  CHECK_THAT(p[2].reason, Contains("'s trained early stage (costs 0.5 of a trial)"));
   auto db = store::ResultsDb::open(dir.file("e.db"), store::ResultsDb::Mode::ReadOnly);
+  CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM epochs").getInt() == 6);
+  CHECK(db.sql().execAndGet("SELECT COUNT(*) FROM epochs WHERE shared_from IS NOT NULL").getInt() == 1);
   const auto s = spent(db, spec.name);
   CHECK(s.trials == 3);
-  CHECK(s.epochs == 6);
+  CHECK(s.epochs == 5);
   CHECK(s.minutes > 0);
-  CHECK(budget_spent(spec.sampling.budget, s) == "6 epochs recorded, the budget's 5");
+  CHECK(budget_spent(spec.sampling.budget, s) == "5 epochs recorded, the budget's 5");
   CHECK(budget_spent({0, 0, 1e6}, s).empty());
 }
 

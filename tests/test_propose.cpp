@@ -347,6 +347,31 @@ TEST_CASE("gp-ehvi explains its proposal", "[propose]") {
   CHECK_THAT(p.reason, Catch::Matchers::Contains("expected HV gain"));
 }
 
+TEST_CASE("gp-ehvi ranks candidates by expected gain per cost: a trained early stage makes its late axes cheap",
+          "[propose]") {
+  const auto done = toy_history(kSquare, 12, 6);
+  ProposerOptions o;
+  o.candidates = 500;
+  const auto plain = propose(kSquare, done, {}, o);
+  CHECK(plain.x[0] != done[0].x[0]);
+  CHECK_THAT(plain.reason, !Catch::Matchers::Contains("trained early stage"));
+  // Axis b sets the late stage only, and trial 1's early stage is trained: a trial that keeps
+  // its a runs a thousandth of one.
+  auto cheap = o;
+  cheap.trained = {{done[0].x, "trial 1", 1e-3}};
+  cheap.late_axes = {false, true};
+  const auto p = propose(kSquare, done, {}, cheap);
+  CHECK(p.method == "gp-ehvi");
+  CHECK(p.x[0] == done[0].x[0]);
+  CHECK(p.x[1] != done[0].x[1]);
+  CHECK(p.expected_gain > 0);
+  CHECK(p.expected_gain < 1);  // the gain itself, not per cost
+  CHECK_THAT(p.reason, Catch::Matchers::Contains("from trial 1's trained early stage (costs 0.001 of a trial)"));
+  // With no axis of the late stage, no other point keeps that stage.
+  cheap.late_axes = {false, false};
+  CHECK(propose(kSquare, done, {}, cheap).x[0] != done[0].x[0]);
+}
+
 TEST_CASE("pending points and failed trials are avoided", "[propose]") {
   const auto done = toy_history(kSquare, 10, 2);
   for (const auto* method : {"gp-ehvi", "motpe"}) {

@@ -111,11 +111,11 @@ TEST_CASE("the report embeds what pareto --format json and runs show --json prin
   CHECK(failed["error"] == "out of memory (set by the test)");
   // Hypervolume after each complete trial, in the order they ended: the last is the front's.
   const json& progress = study["hypervolume_progress"];
-  REQUIRE(progress.size() == 5);
+  REQUIRE(progress.size() == 7);
   CHECK(progress.back()["hypervolume"] == study["front"]["hypervolume"]);
   CHECK(progress.front()["trials"] == 1);
   CHECK(data["environments"].size() == 1);
-  CHECK(data["environments"][0]["trials"] == 7);
+  CHECK(data["environments"][0]["trials"] == 9);
 }
 
 TEST_CASE("the report in headless Chromium: every trial drawn, a redraw, no errors", "[report][cli][browser]") {
@@ -131,7 +131,7 @@ TEST_CASE("the report in headless Chromium: every trial drawn, a redraw, no erro
   const json& found = check.selftest["studies"][0];
 
   const auto states = states_in(db);
-  REQUIRE(states == std::map<std::string, int>{{"complete", 5}, {"failed", 1}, {"killed", 1}});
+  REQUIRE(states == std::map<std::string, int>{{"complete", 7}, {"failed", 1}, {"killed", 1}});
   const json data = embedded_data(read_text(page));
   int front = 0;
   for (const auto& row : data["studies"][0]["front"]["trials"]) front += row["front"] == "*";
@@ -219,7 +219,7 @@ TEST_CASE("comera report refuses bad input before any work and writes over no in
   run_from_root("sweep " + spec + " --db " + db + " --quiet --no-front --report " + dir.file("sweep.html"));
   const json data = embedded_data(read_text(dir.file("sweep.html")));
   REQUIRE(data["studies"].size() == 1);
-  CHECK(data["studies"][0]["trials"].size() == 7);
+  CHECK(data["studies"][0]["trials"].size() == 9);
   // An earlier page stays whole when a later one cannot be made.
   std::ofstream(dir.file("old.html")) << "old page";
   fails("report --db " + db + " --study nope -o " + dir.file("old.html"));

@@ -170,9 +170,10 @@ TEST_CASE("upgrading a version-2 database allows the state 'pruned' and adds dec
     db.exec("INSERT INTO epochs (trial_id, epoch, step, stage, recorded_at) VALUES (1, 1, 5, 'early', 'x')");
     CHECK_THROWS(db.exec("UPDATE trials SET state = 'pruned' WHERE id = 1"));
   }
-  CHECK(ResultsDb::upgrade(path) == 2);  // versions 3 and 4
+  CHECK(ResultsDb::upgrade(path) == 3);  // versions 3, 4 and 5
   CHECK(sql_int(path, "SELECT COUNT(*) FROM trials") == 2);
   CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE trial_id = 1") == 1);
+  CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs WHERE shared_from IS NULL") == 1);  // its own, as before
   auto db = ResultsDb::open(path);
   db.sql().exec("UPDATE trials SET state = 'pruned' WHERE id = 1");
   CHECK(load_trial(db, 1)->state == TrialState::Pruned);

@@ -27,6 +27,7 @@
 #include <algorithm>
 #include <fstream>
 #include <map>
+#include <tuple>
 #include <set>
 
 using namespace comera;
@@ -186,6 +187,60 @@ TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating"
                                 }),
                  expected.end());
   CHECK(objective_names(dir.file("r.db")) == expected);
+}
+
+TEST_CASE("trials toward other targets share one early stage: recorded as shared, spent once, and each "
+          "ends where it ends alone", "[sweep]") {
+  TempDir dir;
+  // L0 5 lies above any loss these trials reach, so the size gap drives trial 2's late stage.
+  json j = tiny_sweep(2);
+  j.erase("baselines");
+  j["axes"]["targets"] = {{"loss", {0.5, 5.0}}, {"size_ratio", {0.2}}};
+  const std::string path = dir.file("s.db");
+  auto options = quiet_options(path);
+  std::vector<std::string> said;
+  options.trials.on_message = [&said](const std::string& message) { said.push_back(message); };
+  CHECK(describe_states(run_sweep(parse_sweep_spec(j), options)) == "2 trials: 2 complete");
+  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& s) {
+    return s.find("trial 2 starts from trial 1's early stage (1 epoch(s)") != std::string::npos;
+  }));
+  // The reference: trial 2's target alone, in a database of its own.
+  json alone = j;
+  alone["axes"]["targets"]["loss"] = {5.0};
+  options.db_path = dir.file("alone.db");
+  options.trials.on_message = nullptr;
+  run_sweep(parse_sweep_spec(alone), options);
+  auto read = [](const std::string& db_path, int64_t number) {
+    SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+    SQLite::Statement q(db, "SELECT e.epoch, COALESCE(e.shared_from, ''), m.value FROM epochs e JOIN trials t "
+                            "ON t.id = e.trial_id JOIN epoch_metrics m ON m.trial_id = e.trial_id AND "
+                            "m.epoch = e.epoch AND m.name = 'eval_loss' WHERE t.number = ? ORDER BY e.epoch");
+    q.bind(1, number);
+    std::vector<std::tuple<int64_t, std::string, double>> rows;
+    while (q.executeStep()) rows.emplace_back(q.getColumn(0).getInt64(), q.getColumn(1).getString(), q.getColumn(2).getDouble());
+    return rows;
+  };
+  const auto first = read(path, 1), shared = read(path, 2), own = read(dir.file("alone.db"), 1);
+  REQUIRE(first.size() == 2);
+  REQUIRE(shared.size() == 2);
+  REQUIRE(own.size() == 2);
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  CHECK(std::get<1>(first[0]).empty());
+  CHECK(std::get<1>(shared[0]) == db.execAndGet("SELECT uid FROM trials WHERE number = 1").getString());
+  CHECK(std::get<1>(shared[1]).empty());
+  CHECK(std::get<2>(shared[0]) == std::get<2>(first[0]));
+  CHECK(std::get<2>(shared[0]) == std::get<2>(own[0]));
+  CHECK(std::get<2>(shared[1]) == std::get<2>(own[1]));
+  CHECK(std::get<2>(shared[1]) != std::get<2>(first[1]));  // the targets matter
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM layer_ranks l JOIN trials t ON t.id = l.trial_id WHERE t.number = 2 "
+                      "AND l.epoch = 0").getInt() > 0);
+  {
+    auto results = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
+    CHECK(spent(results, "tiny").epochs == 3);
+  }
+  const auto shown = comera::testing::run_cli("runs show 2 --db " + path);
+  CHECK(shown.status == 0);
+  CHECK_THAT(shown.output, Contains("shared_from") && Contains("trial 1"));
 }
 
 TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, keeps it off the front, "

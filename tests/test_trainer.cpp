@@ -460,6 +460,69 @@ TEST_CASE("AdamW has three groups with their own learning rates", "[trainer]") {
   CHECK(groups[2].options().get_lr() == Approx(0.25e-4));
 }
 
+TEST_CASE("a run toward other late-stage targets goes on from an early stage another run kept", "[trainer]") {
+  const auto train = synthetic_pairs(24, 1), eval = synthetic_pairs(9, 2);
+  const auto model = tiny_model(0.9);
+  auto other = tiny_training();
+  other.late.loss_target = 0.3;
+  other.late.size_ratio = 0.2;
+  other.late.rho = 0.05;
+  // The reference: a whole run toward `other`'s targets.
+  Trainer whole(model, other, pairs_data(train, eval), quiet(temp_path("whole_other.pt")));
+  const auto a = whole.run();
+  REQUIRE(a.status == RunStatus::Completed);
+
+  const auto early = temp_path("early_stage.pt");
+  double first_loss = 0;
+  {
+    auto o = quiet(temp_path("first_targets.pt"));
+    o.early_stage_copy = early;
+    Trainer first(model, tiny_training(), pairs_data(train, eval), o);
+    first_loss = first.run().epochs.back().eval_loss;
+  }
+  REQUIRE(std::filesystem::exists(early));
+  CHECK(first_loss != a.epochs.back().eval_loss);  // the targets matter, so the check below can fail
+  {
+    const Checkpoint kept(early);
+    CHECK(kept.state().epoch == 1);
+    CHECK(kept.state().step == 5);
+    CHECK_FALSE(kept.state().late);
+  }
+  const auto path = temp_path("from_early.pt");
+  copy_checkpoint(early, path);
+  auto o = quiet(path);
+  o.resume = true;
+  Trainer second(model, other, pairs_data(train, eval), o);
+  CHECK(second.resumed());
+  const auto b = second.run();
+  REQUIRE(b.epochs.size() == 2);
+  check_same_parameters(whole.model(), second.model());
+  CHECK(b.epochs.back().eval_loss == a.epochs.back().eval_loss);
+  CHECK(b.epochs.back().loss_target == 0.3);
+
+  SECTION("a checkpoint taken inside the late stage is not resumed toward other targets") {
+    const auto late = temp_path("late_stage.pt");
+    {
+      auto lo = quiet(late);
+      lo.stop_at_step = 7;
+      Trainer(model, tiny_training(), pairs_data(train, eval), lo).run();
+    }
+    auto lo = quiet(late);
+    lo.resume = true;
+    CHECK_THROWS_WITH(Trainer(model, other, pairs_data(train, eval), lo),
+                      Contains("other training settings (late_stage.loss_target"));
+  }
+  SECTION("nor is a copy kept of an early stage that ends inside an epoch") {
+    auto c = tiny_training();
+    c.late.start_step = 7;
+    const auto none = temp_path("early_by_step.pt");
+    auto so = quiet(temp_path("by_step.pt"));
+    so.early_stage_copy = none;
+    Trainer(model, c, pairs_data(train, eval), so).run();
+    CHECK_FALSE(std::filesystem::exists(none));
+  }
+}
+
 TEST_CASE("resuming with another model config is refused", "[trainer]") {
   const auto train = synthetic_pairs(10, 1), eval = synthetic_pairs(4, 2);
   const auto path = temp_path("identity.pt");

@@ -40,6 +40,17 @@ bool read_nested(torch::serialize::InputArchive& archive, const std::string& nam
          read_nested(child, name.substr(dot + 1), out, is_buffer);
 }
 
+// Written to a temporary file beside `path` and renamed over it.
+void write_atomically(const std::string& path, const std::function<void(const std::string&)>& write) {
+  const auto parent = std::filesystem::path(path).parent_path();
+  if (!parent.empty()) std::filesystem::create_directories(parent);
+  // Unique per process and call: two writers never share a temporary file.
+  static std::atomic<int64_t> counter{0};
+  const std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
+  write(tmp);
+  std::filesystem::rename(tmp, path);
+}
+
 }  // namespace
 
 nlohmann::json TrainerState::to_json() const {
@@ -83,13 +94,11 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
   root.write("state", c10::IValue(state.to_json().dump()));
   root.write("identity", c10::IValue(identity.dump()));
   root.write("rng", generator.get_state());
-  const auto parent = std::filesystem::path(path).parent_path();
-  if (!parent.empty()) std::filesystem::create_directories(parent);
-  // Unique per process and call: two writers never share a temporary file.
-  static std::atomic<int64_t> counter{0};
-  const std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  root.save_to(tmp);
-  std::filesystem::rename(tmp, path);
+  write_atomically(path, [&root](const std::string& tmp) { root.save_to(tmp); });
+}
+
+void copy_checkpoint(const std::string& from, const std::string& to) {
+  write_atomically(to, [&from](const std::string& tmp) { std::filesystem::copy_file(from, tmp); });
 }
 
 std::string dense_checkpoint_path(const std::string& path) {

@@ -50,6 +50,9 @@ void save_checkpoint(const std::string& path, torch::nn::Module& model,
                      torch::optim::Optimizer& optimizer, const TrainerState& state,
                      const nlohmann::json& identity, const at::Generator& generator);
 
+// A copy of the checkpoint at `from`, written as save_checkpoint writes.
+void copy_checkpoint(const std::string& from, const std::string& to);
+
 // Where the dense build of an experiment keeps its checkpoint, given the tensorized build's:
 // results/checkpoints/X.pt -> results/checkpoints/X_dense.pt (the `--dense` naming), so a
 // dense baseline initialises from the dense pre-training run.

@@ -98,6 +98,12 @@ nlohmann::json TrainConfig::to_json() const {
   return j;
 }
 
+nlohmann::json before_late(nlohmann::json training) {
+  if (auto it = training.find("late_stage"); it != training.end())
+    *it = {{"start_epoch", it->value("start_epoch", int64_t{0})}, {"start_step", it->value("start_step", int64_t{0})}};
+  return training;
+}
+
 TaskSpec read_task_spec(const ConfigReader& r) {
   TaskSpec task;
   task.kind = r.string("task", task.kind);

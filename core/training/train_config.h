@@ -126,6 +126,9 @@ struct TrainConfig {
 };
 
 TrainConfig read_train_config(const ConfigReader& reader);
+// A TrainConfig::to_json without the late-stage settings that act only once it has begun (all of
+// late_stage but its start): what training up to the late stage's start depends on.
+nlohmann::json before_late(nlohmann::json training);
 // The task part of a training section alone (also of a checkpoint's stored TrainConfig::to_json).
 TaskSpec read_task_spec(const ConfigReader& training);
 

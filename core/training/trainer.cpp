@@ -180,7 +180,13 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
       throw Error("checkpoint " + options_.checkpoint +
                   " was made with a different model config (resume with the same config, or start "
                   "a new run with another --checkpoint)");
-    const auto changed = changed_keys(checkpoint->identity().at("training"), expected.at("training"));
+    // Before its late stage began, a run holds nothing its late-stage settings did: those may
+    // differ, so runs toward other targets go on from one early stage.
+    const auto made_for = [&](nlohmann::json training) {
+      return checkpoint->state().late ? training : before_late(std::move(training));
+    };
+    const auto changed = changed_keys(made_for(checkpoint->identity().at("training")),
+                                      made_for(expected.at("training")));
     if (!changed.empty())
       throw Error("checkpoint " + options_.checkpoint + " was made with other training settings (" +
                   changed + "): resuming would record a run that no longer matches its config. "
@@ -316,6 +322,19 @@ bool Trainer::save() {
                     identity_of(model_spec_, config_, data_), generator_);
   saved_step_ = state_.step;
   return true;
+}
+
+bool Trainer::at_late_start() const {
+  const auto& l = config_.late;
+  return l.enabled && l.start_step == 0 && !state_.late && state_.step_in_epoch == 0 &&
+         state_.epoch == l.start_epoch;
+}
+
+void Trainer::keep_early_stage() const {
+  const auto& copy = options_.early_stage_copy;
+  if (copy.empty() || options_.checkpoint.empty() || std::filesystem::exists(copy)) return;
+  if (options_.parallel && !options_.parallel->world().is_root()) return;
+  copy_checkpoint(options_.checkpoint, copy);
 }
 
 std::string Trainer::kept_checkpoint() const {
@@ -558,6 +577,7 @@ RunResult Trainer::run() {
     if (options_.on_epoch) options_.on_epoch(metrics);
     if (!save())
       return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
+    if (!partial && at_late_start()) keep_early_stage();
     result.epochs.push_back(std::move(metrics));
     restart_memory_peaks();
     if (parallel) all_reduce_seconds_at_epoch_ = parallel->gradient_seconds();

@@ -52,6 +52,10 @@ struct TrainingProgress {
 struct TrainerOptions {
   std::string checkpoint;       // file written at epoch ends (and every N steps); "" = none
   bool resume = false;          // continue from `checkpoint` when it exists
+  // Where a copy of the checkpoint at the end of the early stage goes (a late stage that starts
+  // at an epoch), unless one is there: runs that differ only in late-stage settings resume from
+  // it (search/runs/shared_early_stage.h). "" = none.
+  std::string early_stage_copy;
   // > 0: stop (resumably) once this many steps are done in total; unlike training.max_steps
   // the learning-rate schedule still spans the configured run.
   int64_t stop_at_step = 0;
@@ -123,6 +127,10 @@ class Trainer {
  private:
   bool late_due() const;
   void start_late();
+  // At an epoch's end where the late stage begins next (by epoch), nothing of it run yet.
+  bool at_late_start() const;
+  // Copies the checkpoint just written to options_.early_stage_copy, unless one is there.
+  void keep_early_stage() const;
   // The configured learning rates, with the late stage's rank-vector rate once it runs.
   OptimizerConfig stage_rates() const;
   void truncate();

@@ -47,6 +47,44 @@ std::vector<double> perturb(const Space& space, const std::vector<double>& base,
   return encode(space, decode(space, out));
 }
 
+// Trained stages in the encoded cube: which coordinates belong to late axes, and which stage a
+// candidate keeps on all the others.
+class Stages {
+ public:
+  Stages(const Space& space, const ProposerOptions& o) : trained_(o.trained) {
+    for (const auto& t : trained_) points_.push_back(encode(space, t.x));
+    for (size_t a = 0; a < space.size(); ++a) {
+      const bool late = a < o.late_axes.size() && o.late_axes[a];
+      const size_t width = space[a].kind == AxisKind::Choice ? static_cast<size_t>(space[a].choices) : 1;
+      late_.insert(late_.end(), width, late);
+    }
+  }
+  bool empty() const { return points_.empty(); }
+  // The stage `e` keeps on every coordinate but the late ones; -1: none.
+  int match(const std::vector<double>& e) const {
+    for (size_t s = 0; s < points_.size(); ++s) {
+      bool same = true;
+      for (size_t c = 0; c < e.size() && same; ++c) same = late_[c] || std::abs(e[c] - points_[s][c]) < 1e-9;
+      if (same) return static_cast<int>(s);
+    }
+    return -1;
+  }
+  double cost(int s) const { return s < 0 ? 1.0 : trained_[static_cast<size_t>(s)].cost; }
+  const TrainedStage& at(int s) const { return trained_[static_cast<size_t>(s)]; }
+  // `e` with every coordinate but the late ones taken from stage `s`.
+  std::vector<double> pin(std::vector<double> e, size_t s) const {
+    for (size_t c = 0; c < e.size(); ++c)
+      if (!late_[c]) e[c] = points_[s][c];
+    return e;
+  }
+  size_t size() const { return points_.size(); }
+
+ private:
+  std::vector<TrainedStage> trained_;
+  std::vector<std::vector<double>> points_;
+  std::vector<bool> late_;
+};
+
 // "front points 3 and 7", "trial 4 and pending point 0": bounds index the observations (named
 // by their names where they have them), then the pending points.
 std::string point_names(const std::vector<size_t>& bounds, const std::vector<Observation>& done) {
@@ -68,7 +106,7 @@ std::string point_names(const std::vector<size_t>& bounds, const std::vector<Obs
 }  // namespace
 
 Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& done, const History& history,
-                         const std::vector<Values>& pending, int64_t candidates, uint64_t seed) {
+                         const std::vector<Values>& pending, const ProposerOptions& options, uint64_t seed) {
   const size_t m = history.objectives;
   std::vector<std::vector<double>> x;
   for (size_t i : history.finished) x.push_back(encode(space, done[i].x));
@@ -100,22 +138,30 @@ Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& don
       mean[j] = p.mean, sd[j] = std::sqrt(p.variance);
     }
   };
+  // Ranked by expected gain per cost: a candidate on a trained stage runs only its late stage.
+  const Stages stages(space, options);
   pareto::Point mean, sd;
   auto score = [&](std::vector<double> e) {
     Scored s{std::move(e), -1};
     if (avoid.rejects(s.encoded)) return s;
     predict(s.encoded, mean, sd);
-    s.gain = improvement.expected(mean, sd);
+    s.gain = improvement.expected(mean, sd) / stages.cost(stages.match(s.encoded));
     return s;
   };
 
-  // Half the candidates uniform over the space, half near the front's points at three scales.
+  // Half the candidates uniform over the space, half near the front's points at three scales;
+  // with trained stages, a third on them, their late axes drawn anew.
   Rng rng(seed);
   std::vector<std::vector<double>> bases;
   for (size_t i : pareto::non_dominated(history.scaled)) bases.push_back(x[i]);
   const double scales[] = {0.02, 0.08, 0.25};
   std::vector<Scored> scored;
-  for (int64_t c = 0; c < candidates; ++c) {
+  for (int64_t c = 0; c < options.candidates; ++c) {
+    if (!stages.empty() && c % 3 == 2) {
+      const auto drawn = encode(space, random_values(space, rng));
+      scored.push_back(score(stages.pin(drawn, rng.below(stages.size()))));
+      continue;
+    }
     if (c % 2 == 0) {
       scored.push_back(score(encode(space, random_values(space, rng))));
       continue;
@@ -126,9 +172,13 @@ Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& don
   std::stable_sort(scored.begin(), scored.end(), [](const Scored& a, const Scored& b) { return a.gain > b.gain; });
   const size_t refined = std::min(kRefined, scored.size());
   for (size_t r = 0; r < refined && scored[r].gain >= 0; ++r) {
+    // A candidate on a trained stage is refined on it.
+    const int stage = stages.match(scored[r].encoded);
     double step = 0.1;
     for (int t = 0; t < kRefineSteps; ++t, step *= 0.9) {
-      auto next = score(perturb(space, scored[r].encoded, step, rng));
+      auto moved = perturb(space, scored[r].encoded, step, rng);
+      if (stage >= 0) moved = stages.pin(std::move(moved), static_cast<size_t>(stage));
+      auto next = score(std::move(moved));
       if (next.gain > scored[r].gain) scored[r] = std::move(next);
     }
   }
@@ -145,7 +195,8 @@ Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& don
   }
   out.method = "gp-ehvi";
   out.x = decode(space, best->encoded);
-  out.expected_gain = best->gain;
+  const int stage = stages.match(best->encoded);
+  out.expected_gain = best->gain * stages.cost(stage);
   predict(best->encoded, mean, sd);
   for (size_t j = 0; j < m; ++j) out.predicted.push_back(history.low[j] + history.range[j] * mean[j]);
   const auto bounds = improvement.best_box_bounds(mean, sd);
@@ -158,6 +209,10 @@ Proposal propose_gp_ehvi(const Space& space, const std::vector<Observation>& don
     out.reason = "extends the front past its end at " + point_names(bounds, done) + " (" + gain + ")";
   else
     out.reason = "fills the gap between " + point_names(bounds, done) + " (" + gain + ")";
+  if (stage >= 0) {
+    std::snprintf(gain, sizeof gain, "%.3g", stages.cost(stage));
+    out.reason += ", from " + stages.at(stage).name + "'s trained early stage (costs " + gain + " of a trial)";
+  }
   return out;
 }
 

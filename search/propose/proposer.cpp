@@ -75,7 +75,7 @@ Proposal propose(const Space& space, const std::vector<Observation>& done, const
                  " finished trials, and the model needs 2";
     return out;
   }
-  return options.method == "gp-ehvi" ? propose_gp_ehvi(space, done, history, pending, options.candidates, seed)
+  return options.method == "gp-ehvi" ? propose_gp_ehvi(space, done, history, pending, options, seed)
                                      : propose_motpe(space, done, history, pending, seed);
 }
 

@@ -30,12 +30,26 @@ struct Proposal {
   std::vector<size_t> between;   // observations (indices) on the front whose gap it aims at
 };
 
+// A trial's early stage that is trained and kept (a sweep's shared early stage): a trial that
+// keeps its point on every axis but the late-stage ones starts from it and runs `cost` of a
+// trial (its late stage's share of the epochs).
+struct TrainedStage {
+  Values x;
+  std::string name;  // "trial 3"
+  double cost = 1;
+};
+
 struct ProposerOptions {
   std::string method = "gp-ehvi";  // "random", "gp-ehvi", "motpe"
   uint64_t seed = 0;
   int64_t initial = 0;             // Latin hypercube points before a model is used; 0: default_initial
   int64_t budget = 0;              // the proposals the study may make in all, where known (0: not known)
   int64_t candidates = 2000;       // gp-ehvi: acquisition candidates per proposal
+  // gp-ehvi: with trained stages, candidates are also drawn on them (late axes re-drawn), and
+  // every candidate is ranked by its expected gain per cost. `late_axes`: per axis, whether it
+  // sets the late stage only.
+  std::vector<TrainedStage> trained;
+  std::vector<bool> late_axes;
 };
 
 // The default initial design: max(5, 2 x axes) points, but no more than half of a known budget

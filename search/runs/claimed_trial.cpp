@@ -5,6 +5,7 @@
 #include "core/util/process.h"
 #include "search/bench/step_benchmark.h"
 #include "search/runs/recorded_run.h"
+#include "search/runs/shared_early_stage.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/trial_queue.h"
 
@@ -95,6 +96,21 @@ store::TrialState run_claimed_trial(store::ResultsDb& db, const store::Trial& tr
     if (e.training.nproc > 1) return run_ranks(db, trial, worker, trial.config.at("experiment"), e.training.nproc, o);
     RecordedRunOptions ro;
     ro.checkpoint = trial_checkpoint(db.path(), trial);
+    ro.early_stage_copy = early_stage_checkpoint(db.path(), trial, e);
+    if (const auto shared = start_from_shared(db, trial, e, ro.early_stage_copy, ro.checkpoint)) {
+      say(o, name + " starts from trial " + std::to_string(shared->from_trial) + "'s early stage (" +
+                 std::to_string(shared->epochs) + " epoch(s), recorded as shared, not run again)");
+      if (o.prune)
+        for (int64_t epoch = 0; epoch < shared->epochs; ++epoch) {
+          EpochMetrics m;
+          m.epoch = epoch;
+          if (const auto decision = o.prune(trial, m)) {
+            say(o, name + " " + store::describe(*decision));
+            TrialRecorder(db, trial.id, worker).pruned(*decision);
+            return store::TrialState::Pruned;
+          }
+        }
+    }
     ro.stop = o.stop;
     ro.configure_trainer = o.configure_trainer;
     ro.on_message = o.on_message;

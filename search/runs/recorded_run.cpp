@@ -20,6 +20,7 @@ RecordedRun::RecordedRun(const ExperimentConfig& experiment, TaskData data, Reco
   TrainerOptions t;
   t.checkpoint = options_.checkpoint;
   t.resume = options_.resume;
+  t.early_stage_copy = options_.early_stage_copy;
   t.memory_baseline = options_.memory_baseline;
   t.stop = options_.stop;
   t.parallel = options_.parallel;

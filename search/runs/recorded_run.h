@@ -25,6 +25,7 @@ namespace comera {
 struct RecordedRunOptions {
   std::string checkpoint;  // "" = none
   bool resume = true;      // continue from the checkpoint when it exists
+  std::string early_stage_copy;  // see TrainerOptions::early_stage_copy
   int64_t memory_baseline = -1;
   const std::atomic<bool>* stop = nullptr;  // see TrainerOptions::stop
   DataParallel* parallel = nullptr;         // see TrainerOptions::parallel

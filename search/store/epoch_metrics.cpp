@@ -11,8 +11,8 @@
 namespace comera::store {
 
 const char* const kEpochCoverage =
-    "COALESCE((SELECT f.value FROM epoch_metrics f WHERE f.trial_id = e.trial_id AND f.epoch = e.epoch "
-    "AND f.name = 'epoch_fraction'), 1)";
+    "CASE WHEN e.shared_from IS NOT NULL THEN 0 ELSE COALESCE((SELECT f.value FROM epoch_metrics f WHERE f.trial_id = e.trial_id AND f.epoch = e.epoch "
+    "AND f.name = 'epoch_fraction'), 1) END";
 
 void write_epoch(SQLite::Database& db, int64_t trial_id, const EpochRecord& record) {
   SQLite::Statement drop(db, "DELETE FROM epochs WHERE trial_id = ? AND epoch = ?");
@@ -20,13 +20,14 @@ void write_epoch(SQLite::Database& db, int64_t trial_id, const EpochRecord& reco
   drop.bind(2, record.epoch);
   drop.exec();
   SQLite::Statement insert(db,
-                           "INSERT INTO epochs (trial_id, epoch, step, stage, recorded_at) "
-                           "VALUES (?, ?, ?, ?, COALESCE(NULLIF(?, ''), " COMERA_SQL_NOW "))");
+                           "INSERT INTO epochs (trial_id, epoch, step, stage, recorded_at, shared_from) "
+                           "VALUES (?, ?, ?, ?, COALESCE(NULLIF(?, ''), " COMERA_SQL_NOW "), NULLIF(?, ''))");
   insert.bind(1, trial_id);
   insert.bind(2, record.epoch);
   insert.bind(3, record.step);
   insert.bind(4, record.stage);
   insert.bind(5, record.recorded_at);
+  insert.bind(6, record.shared_from);
   insert.exec();
   SQLite::Statement metric(
       db, "INSERT INTO epoch_metrics (trial_id, epoch, name, value, kind) VALUES (?, ?, ?, ?, ?)");
@@ -53,14 +54,16 @@ void record_epoch(ResultsDb& db, int64_t trial_id, const EpochRecord& record) {
 std::vector<EpochRecord> read_epochs(SQLite::Database& db, int64_t trial_id) {
   std::vector<EpochRecord> out;
   SQLite::Statement epochs(
-      db, "SELECT epoch, step, stage, recorded_at FROM epochs WHERE trial_id = ? ORDER BY epoch");
+      db, "SELECT epoch, step, stage, recorded_at, COALESCE(shared_from, '') FROM epochs WHERE trial_id = ? "
+          "ORDER BY epoch");
   epochs.bind(1, trial_id);
   while (epochs.executeStep())
     out.push_back({epochs.getColumn(0).getInt64(),
                    epochs.getColumn(1).getInt64(),
                    epochs.getColumn(2).getString(),
                    {},
-                   epochs.getColumn(3).getString()});
+                   epochs.getColumn(3).getString(),
+                   epochs.getColumn(4).getString()});
   SQLite::Statement metrics(
       db, "SELECT epoch, name, value, kind FROM epoch_metrics WHERE trial_id = ? ORDER BY epoch");
   metrics.bind(1, trial_id);

@@ -12,7 +12,8 @@
 namespace comera::store {
 
 // SQL: how much of an epoch the row `e` of `epochs` covers, its epoch_fraction where it stopped
-// inside the epoch, else 1; SUM over rows gives trial-epochs spent.
+// inside the epoch, else 1, and 0 for an epoch shared from another trial (computed once, there);
+// SUM over rows gives trial-epochs spent.
 extern const char* const kEpochCoverage;
 
 struct EpochRecord {
@@ -21,6 +22,9 @@ struct EpochRecord {
   std::string stage;                      // "early", "late", ...
   std::map<std::string, double> metrics;  // NaN and +-inf are kept
   std::string recorded_at;                // set by the database when empty
+  // The uid of the trial whose run computed this epoch, when this trial started from its
+  // checkpoint (search/runs/shared_early_stage.h); "" = computed by this trial.
+  std::string shared_from;
 };
 
 // Records (or replaces) one epoch and refreshes the trial's heartbeat, in one short transaction.

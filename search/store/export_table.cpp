@@ -66,6 +66,8 @@ FlatTable export_table(ResultsDb& db, ExportGrain grain, const std::string& stud
       row["step"] = epoch.step;
       row["stage"] = epoch.stage;
       row["recorded_at"] = epoch.recorded_at;
+      // The uid of the trial that computed it, for an early stage shared (no compute here).
+      row["shared_from"] = epoch.shared_from.empty() ? nlohmann::json() : nlohmann::json(epoch.shared_from);
       for (const auto& [name, value] : epoch.metrics) {
         value_names.insert(name);
         row[name] = FlatTable::real(value);
@@ -82,7 +84,7 @@ FlatTable export_table(ResultsDb& db, ExportGrain grain, const std::string& stud
     for (const auto& name : value_names) table.columns.push_back("objective." + name);
     table.columns.push_back("error");
   } else {
-    for (const char* c : {"epoch", "step", "stage", "recorded_at"}) table.columns.push_back(c);
+    for (const char* c : {"epoch", "step", "stage", "recorded_at", "shared_from"}) table.columns.push_back(c);
     for (const auto& name : ordered_metric_names(db.sql(), value_names))
       table.columns.push_back(name);
   }

@@ -210,6 +210,8 @@ const std::vector<Migration>& migrations() {
        pruned_state_and_decisions},
       {4, "checks (evaluations inside epochs, for pruning every N steps)",
        [](SQLite::Database& db) { db.exec(kChecks); }},
+      {5, "epochs.shared_from (an early stage computed once and shared by trials that differ only after it)",
+       [](SQLite::Database& db) { db.exec("ALTER TABLE epochs ADD COLUMN shared_from TEXT"); }},
   };
   return steps;
 }

@@ -4,6 +4,9 @@
 #include "search/store/layer_ranks.h"
 #include "search/store/trial_outcome.h"
 
+#include <SQLiteCpp/Statement.h>
+
+#include <algorithm>
 #include <cmath>
 #include <set>
 
@@ -45,11 +48,21 @@ FlatTable epoch_table(ResultsDb& db, const std::vector<EpochRecord>& epochs) {
   for (const auto& e : epochs)
     for (const auto& [name, value] : e.metrics) seen.insert(name);
   const auto names = ordered_metric_names(db.sql(), seen);
+  const bool shared = std::any_of(epochs.begin(), epochs.end(), [](const EpochRecord& e) { return !e.shared_from.empty(); });
+  // The trial that computed a shared epoch, by its number in the study (its uid if gone).
+  auto computed_by = [&](const std::string& uid) -> nlohmann::json {
+    if (uid.empty()) return nullptr;
+    SQLite::Statement q(db.sql(), "SELECT number FROM trials WHERE uid = ?");
+    q.bind(1, uid);
+    return q.executeStep() ? "trial " + std::to_string(q.getColumn(0).getInt64()) : uid;
+  };
   FlatTable table;
   table.columns = {"epoch", "step", "stage"};
+  if (shared) table.columns.push_back("shared_from");
   table.columns.insert(table.columns.end(), names.begin(), names.end());
   for (const auto& e : epochs) {
     std::vector<nlohmann::json> row = {e.epoch, e.step, e.stage};
+    if (shared) row.push_back(computed_by(e.shared_from));
     for (const auto& name : names) {
       auto it = e.metrics.find(name);
       row.push_back(it == e.metrics.end() ? nlohmann::json() : FlatTable::real(it->second));

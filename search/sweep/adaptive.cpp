@@ -8,6 +8,7 @@
 #include "search/store/objectives.h"
 #include "search/store/trial_queue.h"
 #include "search/store/trials.h"
+#include "search/runs/shared_early_stage.h"
 #include "search/sweep/trial_expansion.h"
 
 #include <SQLiteCpp/Column.h>
@@ -15,7 +16,9 @@
 
 #include <algorithm>
 #include <cmath>
+#include <filesystem>
 #include <limits>
+#include <set>
 
 namespace comera::sweep {
 
@@ -83,6 +86,25 @@ pareto::Point pruned_values(store::ResultsDb& db, int64_t trial_id, const std::v
   return y;
 }
 
+// The study's trials whose early stage is kept (search/runs/shared_early_stage.h), at their
+// points: a proposal that keeps one of them but for the late axes runs its late stage only.
+std::vector<propose::TrainedStage> trained_stages(store::ResultsDb& db, const SweepSpec& spec,
+                                                  const std::vector<store::Trial>& trials) {
+  std::vector<propose::TrainedStage> out;
+  std::set<std::string> seen;
+  for (const auto& t : trials) {
+    const auto x = point_values(spec, t.config);
+    if (!x || !t.config.contains("experiment")) continue;
+    const auto e = parse_experiment(t.config.at("experiment"));
+    const auto kept = early_stage_checkpoint(db.path(), t, e);
+    if (kept.empty() || !std::filesystem::exists(kept) || !seen.insert(kept).second) continue;
+    const auto epochs = static_cast<double>(e.training.epochs);
+    const double cost = (epochs - static_cast<double>(e.training.late.start_epoch)) / epochs;
+    if (cost > 0) out.push_back({*x, "trial " + std::to_string(t.number), cost});
+  }
+  return out;
+}
+
 }  // namespace
 
 propose::Space search_space(const SweepSpec& spec) {
@@ -135,7 +157,8 @@ Spent spent(store::ResultsDb& db, const std::string& study) {
   s.epochs = e.getColumn(0).getDouble();
   SQLite::Statement q(db.sql(), "SELECT COALESCE(SUM(last), 0) FROM (SELECT MAX(m.value) AS last FROM trials t "
                                 "JOIN studies s ON s.id = t.study_id JOIN epoch_metrics m ON m.trial_id = t.id "
-                                "WHERE s.name = ? AND m.name = 'elapsed_s' GROUP BY t.id)");
+                                "JOIN epochs e ON e.trial_id = m.trial_id AND e.epoch = m.epoch "
+                                "WHERE s.name = ? AND m.name = 'elapsed_s' AND e.shared_from IS NULL GROUP BY t.id)");
   q.bind(1, study);
   q.executeStep();
   s.minutes = q.getColumn(0).getDouble() / 60;
@@ -217,6 +240,8 @@ ProposeOutcome propose_next(store::ResultsDb& db, const store::Study& study, con
     options.seed = spec.sampling.seed;
     options.initial = spec.sampling.initial;
     options.budget = spec.sampling.budget.trials;
+    options.trained = trained_stages(db, spec, trials);
+    for (size_t i = 1; i < spec.axes.size(); ++i) options.late_axes.push_back(late_only(spec.axes[i]));
     propose::Proposal p;
     const auto& start = spec.sampling.start;
     if (const auto given = static_cast<size_t>(so_far.trials); given < start.size()) {

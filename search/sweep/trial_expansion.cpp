@@ -9,6 +9,7 @@
 #include "search/runs/trial_recorder.h"
 #include "search/store/studies.h"
 
+#include <algorithm>
 #include <cmath>
 #include <cstdio>
 #include <set>
@@ -203,6 +204,18 @@ std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
   if (!spec.sampling.adaptive)
     for (const auto& p : points) add(p, Kind::Point);
   return trials;
+}
+
+bool late_only(const Axis& axis) {
+  std::vector<std::string> paths;
+  if (!axis.path.empty()) paths.push_back(axis.path);
+  for (const auto& c : axis.choices)
+    for (const auto& [path, value] : c.patch.items()) paths.push_back(path);
+  for (const auto& [path, value] : axis.also.items()) paths.push_back(path);
+  const std::string late = "training.late_stage.";
+  return !paths.empty() && std::all_of(paths.begin(), paths.end(), [&](const std::string& p) {
+    return p.rfind(late, 0) == 0 && p != late + "start_epoch" && p != late + "start_step";
+  });
 }
 
 nlohmann::json point_trial(const SweepSpec& spec, const std::vector<Choice>& choices) {

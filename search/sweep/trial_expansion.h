@@ -36,4 +36,8 @@ std::vector<Choice> point_choices(const SweepSpec& spec, const std::vector<doubl
 // labelled, and patched at the axis's path when it has one.
 Choice range_choice(const Axis& axis, double x);
 
+// Whether every setting the axis patches belongs to the late stage (its targets, its control;
+// not its start): trials that differ only there share their early stage.
+bool late_only(const Axis& axis);
+
 }  // namespace comera::sweep
