@@ -708,6 +708,21 @@ TEST_CASE("a study made with an unknown objective by older code takes the spec's
                         Contains("\"name\""));
 }
 
+TEST_CASE("comera sweep --dry-run refuses the flags the run would refuse", "[sweep][cli]") {
+  TempDir dir;
+  const std::string spec = write_spec(dir, tiny_sweep(1));
+  auto fails = [&](const std::string& flags) {
+    const auto r = comera::testing::run_cli("sweep " + spec + " --dry-run " + flags);
+    INFO(r.output);
+    CHECK(r.status == 1);
+    return r.output;
+  };
+  CHECK_THAT(fails("--stale-after 10"), Contains("--stale-after") && Contains("at least 60") && !Contains("dense"));
+  CHECK_THAT(fails("--propose 2"), Contains("--propose") && Contains("only an adaptive sweep"));
+  CHECK_THAT(fails("--propose -1"), Contains("--propose -1"));
+  CHECK(comera::testing::run_cli("sweep " + spec + " --dry-run --stale-after 60").status == 0);
+}
+
 TEST_CASE("comera sweep refuses a plot over the spec's base experiment file", "[sweep][cli]") {
   TempDir dir;
   auto spec_json = tiny_sweep(1);

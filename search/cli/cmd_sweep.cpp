@@ -95,10 +95,15 @@ int run(int argc, char** argv) {
     throw Error("--max-trials " + std::to_string(r["max-trials"].as<int64_t>()) +
                 ": give 0 (every trial) or how many trials to run");
   const auto spec = sweep::load_sweep_spec(r["spec"].as<std::string>(), r["reference"].as<std::string>());
-  const auto shard = sweep::parse_shard(r["shard"].as<std::string>());
-  if (r.count("dry-run")) return list_trials(spec, shard, r.count("json") > 0);
-
   sweep::SweepOptions so;
+  so.shard = sweep::parse_shard(r["shard"].as<std::string>());
+  so.stale_after_s = r["stale-after"].as<double>();
+  so.max_trials = r["max-trials"].as<int64_t>();
+  so.propose_only = r["propose"].as<int64_t>();
+  if (so.propose_only < 0) throw Error("--propose " + std::to_string(so.propose_only) + ": give how many trials to propose");
+  sweep::check_sweep_options(spec, so);
+  if (r.count("dry-run")) return list_trials(spec, so.shard, r.count("json") > 0);
+
   so.db_path = db_path(r);
   std::optional<OutputFile> png;
   if (!r["plot"].as<std::string>().empty())
@@ -108,13 +113,8 @@ int run(int argc, char** argv) {
   if (!r["report"].as<std::string>().empty())
     html.emplace(r["report"].as<std::string>(), "--report",
                  std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
-  so.shard = shard;
   so.retry_failed = r.count("retry-failed") > 0;
   so.resume_pruned = r.count("resume-pruned") > 0;
-  so.stale_after_s = r["stale-after"].as<double>();
-  so.max_trials = r["max-trials"].as<int64_t>();
-  so.propose_only = r["propose"].as<int64_t>();
-  if (so.propose_only < 0) throw Error("--propose " + std::to_string(so.propose_only) + ": give how many trials to propose");
   ProgressLine line(!r.count("quiet"), true);
   so.trials = trial_reporting(line);
   pause_at_from_environment(so.trials);

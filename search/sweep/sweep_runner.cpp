@@ -79,21 +79,26 @@ std::string describe_states(const SweepReport& report) {
   return parts.empty() ? text : text + ": " + parts;
 }
 
-SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
-  const auto start = Clock::now();
+void check_sweep_options(const SweepSpec& spec, const SweepOptions& options) {
   if (!(options.stale_after_s >= static_cast<double>(kMinStaleAfter.count())))
     throw Error("stale after " + number_text(options.stale_after_s) +
                 " s (--stale-after): give at least " + std::to_string(kMinStaleAfter.count()) +
                 " s; running trials write a heartbeat every " +
                 std::to_string(kHeartbeatInterval.count()) +
                 " s, so a shorter limit declares live workers on other hosts dead");
+  const bool adaptive = spec.sampling.adaptive;
+  if (options.propose_only > 0 && (!adaptive || options.shard.count > 1))
+    throw Error(std::string("--propose: ") + (adaptive ? "a shard runs what was proposed; propose without --shard"
+                                                       : "only an adaptive sweep (\"sampling\": {\"method\": \"adaptive\"}) proposes trials"));
+}
+
+SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
+  const auto start = Clock::now();
+  check_sweep_options(spec, options);
   // An adaptive sweep's trials are all the study's: it adds them as it goes, except in a round
   // across hosts, where each shard runs its share of the queued ones and proposes nothing.
   const bool adaptive = spec.sampling.adaptive;
   const bool round_task = adaptive && options.shard.count > 1;
-  if (options.propose_only > 0 && (!adaptive || round_task))
-    throw Error(std::string("--propose: ") + (adaptive ? "a shard runs what was proposed; propose without --shard"
-                                                       : "only an adaptive sweep (\"sampling\": {\"method\": \"adaptive\"}) proposes trials"));
   const auto configs = expand_trials(spec);
   std::vector<nlohmann::json> mine;
   for (size_t p : shard_positions(configs.size(), round_task ? Shard{} : options.shard)) mine.push_back(configs[p]);

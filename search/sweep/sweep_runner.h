@@ -48,6 +48,9 @@ struct SweepReport {
   double seconds = 0;
 };
 
+// Throws comera::Error naming a flag the options cannot run with (--stale-after below its
+// floor, --propose where nothing proposes); run_sweep checks them first.
+void check_sweep_options(const SweepSpec& spec, const SweepOptions& options);
 SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
 // "12 trials: 10 complete, 1 diverged, 1 queued".
