@@ -243,6 +243,48 @@ TEST_CASE("trials toward other targets share one early stage: recorded as shared
   CHECK_THAT(shown.output, Contains("shared_from") && Contains("trial 1"));
 }
 
+TEST_CASE("a trial given a dominated early stage is pruned on it without training, and runs on from it on "
+          "request", "[sweep]") {
+  TempDir dir;
+  // Attention ranks 3 are dominated at epoch 0 (larger, less compressed) by ranks 2: trial 3 is
+  // pruned there, and trial 4, its early stage shared, is judged on the copy.
+  json j = tiny_sweep(2);
+  j.erase("baselines");
+  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}},
+               {"targets", {{"loss", {0.5}}, {"size_ratio", {0.5, 0.2}}}}};
+  j["objectives"] = "size:min,compression:max";
+  j["pruning"] = json::object();
+  const auto spec = parse_sweep_spec(j);
+  const std::string path = dir.file("p.db");
+  auto options = quiet_options(path);
+  std::vector<std::string> said;
+  options.trials.on_message = [&said](const std::string& message) { said.push_back(message); };
+  CHECK(describe_states(run_sweep(spec, options)) == "4 trials: 2 complete, 2 pruned");
+  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& s) {
+    return s.find("trial 4 starts from trial 3's early stage") != std::string::npos;
+  }));
+  auto rows = read_rows(path);
+  REQUIRE(rows.size() == 4);
+  CHECK(rows[3].state == "pruned");
+  CHECK(rows[3].epochs == 1);
+  {
+    SQLite::Database db(path, SQLite::OPEN_READONLY);
+    CHECK_THAT(db.execAndGet("SELECT error FROM trials WHERE number = 4").getString(),
+               Contains("dominated at epoch 0 by trials 1, 2"));
+    auto results = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
+    CHECK(spent(results, "tiny").epochs == 4);  // trial 1: 2, trial 2: its late epoch, trial 3: 1, trial 4: none
+  }
+  options.trials.on_message = nullptr;
+  options.resume_pruned = true;
+  CHECK(describe_states(run_sweep(spec, options)) == "4 trials: 4 complete");
+  rows = read_rows(path);
+  CHECK(rows[3].epochs == 2);
+  CHECK(rows[3].eval_loss != rows[2].eval_loss);  // its own late stage, toward its own S0
+  SQLite::Database db(path, SQLite::OPEN_READONLY);
+  CHECK(db.execAndGet("SELECT COUNT(*) FROM epochs e JOIN trials t ON t.id = e.trial_id WHERE t.number = 4 AND "
+                      "e.shared_from IS NOT NULL").getInt() == 1);
+}
+
 TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, keeps it off the front, "
           "and runs it on from its checkpoint on request", "[sweep]") {
   TempDir dir;
