@@ -367,9 +367,11 @@ TEST_CASE("gp-ehvi ranks candidates by expected gain per cost: a trained early s
   CHECK(p.expected_gain > 0);
   CHECK(p.expected_gain < 1);  // the gain itself, not per cost
   CHECK_THAT(p.reason, Catch::Matchers::Contains("from trial 1's trained early stage (costs 0.001 of a trial)"));
-  // With no axis of the late stage, no other point keeps that stage.
+  // With no axis of the late stage, no other point keeps that stage: the plain proposal.
   cheap.late_axes = {false, false};
-  CHECK(propose(kSquare, done, {}, cheap).x[0] != done[0].x[0]);
+  const auto none = propose(kSquare, done, {}, cheap);
+  CHECK(none.x == plain.x);
+  CHECK(none.reason == plain.reason);
 }
 
 TEST_CASE("pending points and failed trials are avoided", "[propose]") {

@@ -52,12 +52,14 @@ std::vector<double> perturb(const Space& space, const std::vector<double>& base,
 class Stages {
  public:
   Stages(const Space& space, const ProposerOptions& o) : trained_(o.trained) {
-    for (const auto& t : trained_) points_.push_back(encode(space, t.x));
     for (size_t a = 0; a < space.size(); ++a) {
       const bool late = a < o.late_axes.size() && o.late_axes[a];
       const size_t width = space[a].kind == AxisKind::Choice ? static_cast<size_t>(space[a].choices) : 1;
       late_.insert(late_.end(), width, late);
     }
+    // Without a late axis a stage's only point is its own trial's: nothing to draw.
+    if (std::find(late_.begin(), late_.end(), true) == late_.end()) trained_.clear();
+    for (const auto& t : trained_) points_.push_back(encode(space, t.x));
   }
   bool empty() const { return points_.empty(); }
   // The stage `e` keeps on every coordinate but the late ones; -1: none.
