@@ -234,9 +234,20 @@ TEST_CASE("trials toward other targets share one early stage: recorded as shared
   CHECK(std::get<2>(shared[1]) != std::get<2>(first[1]));  // the targets matter
   CHECK(db.execAndGet("SELECT COUNT(*) FROM layer_ranks l JOIN trials t ON t.id = l.trial_id WHERE t.number = 2 "
                       "AND l.epoch = 0").getInt() > 0);
+  // Trial 2's training time goes on from the shared stage's; only what it ran itself counts.
+  auto elapsed = [&db](const std::string& where) {
+    return db.execAndGet("SELECT MAX(m.value) FROM epoch_metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                         "m.name = 'elapsed_s' AND " + where).getDouble();
+  };
+  const double first_total = elapsed("t.number = 1"), second_total = elapsed("t.number = 2"),
+               second_shared = elapsed("t.number = 2 AND m.epoch = 0");
+  CHECK(second_shared == elapsed("t.number = 1 AND m.epoch = 0"));
+  CHECK(second_total > second_shared);
   {
     auto results = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
-    CHECK(spent(results, "tiny").epochs == 3);
+    const auto s = spent(results, "tiny");
+    CHECK(s.epochs == 3);
+    CHECK(s.minutes * 60 == Approx(first_total + second_total - second_shared));
   }
   const auto shown = comera::testing::run_cli("runs show 2 --db " + path);
   CHECK(shown.status == 0);

@@ -84,6 +84,9 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
       REQUIRE(b.epochs.size() == 2);
       CHECK(b.epochs.back().partial);
     }
+    // The checkpoint keeps the training time so far, and the resumed run adds to it.
+    const double kept = Checkpoint(path).state().elapsed_s;
+    CHECK(kept > 0);
     Trainer second(model, tiny_training(), pairs_data(train, eval), [&] {
       auto o = quiet(path);
       o.resume = true;
@@ -96,6 +99,7 @@ TEST_CASE("a resumed run ends exactly where the uninterrupted run does", "[train
     CHECK(c.steps == 15);
     check_same_parameters(full.model(), second.model());
     CHECK(c.epochs.back().eval_loss == a.epochs.back().eval_loss);
+    CHECK(c.epochs.front().elapsed_s > kept);
   }
 
   SECTION("checks inside epochs leave the run unchanged; stopped at one, then resumed") {

@@ -57,7 +57,7 @@ nlohmann::json TrainerState::to_json() const {
   nlohmann::json j = {{"epoch", epoch}, {"step", step}, {"step_in_epoch", step_in_epoch}, {"late", late},
           {"size_scale", size_scale}, {"initial_size", initial_size}, {"size_target", size_target},
           {"loss_sum", loss_sum}, {"step_seconds", step_seconds}, {"examples", examples},
-          {"correct", correct}, {"tokens", tokens}, {"steps", steps}};
+          {"correct", correct}, {"tokens", tokens}, {"steps", steps}, {"elapsed_s", elapsed_s}};
   if (!late_cuts.is_null()) j["late_cuts"] = late_cuts;
   return j;
 }
@@ -78,6 +78,7 @@ TrainerState TrainerState::from_json(const nlohmann::json& j) {
   s.tokens = j.at("tokens");
   s.steps = j.at("steps");
   s.late_cuts = j.value("late_cuts", nlohmann::json());
+  s.elapsed_s = j.value("elapsed_s", 0.0);  // checkpoints from before it was kept: 0
   return s;
 }
 

@@ -39,6 +39,9 @@ struct TrainerState {
   double loss_sum = 0, step_seconds = 0;
   int64_t examples = 0, correct = 0, tokens = 0, steps = 0;
   nlohmann::json late_cuts;   // LateCutState of a cut-controlled late stage; null otherwise
+  // Seconds of training up to this state, summed over the processes that ran it (a kill loses
+  // those after the last checkpoint).
+  double elapsed_s = 0;
 
   nlohmann::json to_json() const;
   static TrainerState from_json(const nlohmann::json& j);

@@ -30,7 +30,7 @@ struct EpochMetrics {
   // activations, batches): what a GPU allocator's peak reports, free of heap caching. Counts
   // the tensors allocated since count_cpu_tensor_memory() (core/util/memory_meter.h).
   double peak_tensor_mb = 0;
-  double elapsed_s = 0;     // since the run (or resume) started
+  double elapsed_s = 0;     // training so far, over every process that ran it (TrainerState::elapsed_s)
   // Late stage only (0 before): the targets L0 and S0 (exact core entries) the epoch worked
   // toward, so a report can say how far from S0 the trial ended.
   double loss_target = 0;

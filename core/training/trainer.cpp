@@ -317,12 +317,15 @@ bool Trainer::save() {
     if (!finite.empty() && !at::stack(finite).all().item<bool>()) return false;
   }
   if (cuts_) state_.late_cuts = cuts_->state().to_json();
+  state_.elapsed_s = elapsed();
   if (!options_.parallel || options_.parallel->world().is_root())
     save_checkpoint(options_.checkpoint, model(), *optimizer_, state_,
                     identity_of(model_spec_, config_, data_), generator_);
   saved_step_ = state_.step;
   return true;
 }
+
+double Trainer::elapsed() const { return elapsed_before_ + seconds_since(run_start_); }
 
 bool Trainer::at_late_start() const {
   const auto& l = config_.late;
@@ -430,8 +433,9 @@ RunResult Trainer::run() {
   const FastKernelsGuard kernels(options_.fast_kernels);
   const DropoutSeeds seeds(generator_);
   RunResult result;
-  const auto run_start = Clock::now();
-  auto last_progress = run_start;
+  run_start_ = Clock::now();
+  elapsed_before_ = state_.elapsed_s;
+  auto last_progress = run_start_;
   const int64_t batches = (data_.train->size() + config_.batch_size - 1) / config_.batch_size;
   int64_t total_steps = batches * config_.epochs;
   if (config_.max_steps > 0) total_steps = std::min(total_steps, config_.max_steps);
@@ -527,7 +531,7 @@ RunResult Trainer::run() {
       }
       if (options_.on_step) options_.on_step();
       if (options_.stop_at_check && options_.checks.due(state_.epoch, state_.step_in_epoch, batches, state_.late)) {
-        auto m = epoch_metrics(true, batches, seconds_since(run_start));
+        auto m = epoch_metrics(true, batches, elapsed());
         if (!std::isfinite(m.eval_loss))
           return diverged("the evaluation at step " + std::to_string(state_.step) + " gave a non-finite loss (" +
                           std::to_string(m.eval_loss) + ")");
@@ -561,7 +565,7 @@ RunResult Trainer::run() {
       p.evaluating = true;
       options_.on_progress(p);
     }
-    auto metrics = checked ? std::move(*checked) : epoch_metrics(partial, batches, seconds_since(run_start));
+    auto metrics = checked ? std::move(*checked) : epoch_metrics(partial, batches, elapsed());
     if (!std::isfinite(metrics.eval_loss) || !std::isfinite(metrics.train_loss))
       return diverged("epoch " + std::to_string(state_.epoch + 1) + " ended with a non-finite loss (train " +
                       std::to_string(metrics.train_loss) + ", eval " + std::to_string(metrics.eval_loss) + ")");

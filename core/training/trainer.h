@@ -20,6 +20,7 @@
 #include <c10/core/Device.h>
 
 #include <atomic>
+#include <chrono>
 #include <functional>
 #include <memory>
 #include <optional>
@@ -131,6 +132,8 @@ class Trainer {
   bool at_late_start() const;
   // Copies the checkpoint just written to options_.early_stage_copy, unless one is there.
   void keep_early_stage() const;
+  // Seconds of training of the run so far, over every process that ran it (TrainerState::elapsed_s).
+  double elapsed() const;
   // The configured learning rates, with the late stage's rank-vector rate once it runs.
   OptimizerConfig stage_rates() const;
   void truncate();
@@ -166,6 +169,9 @@ class Trainer {
   CpuMemoryMeter tensor_memory_;  // restarted with each epoch
   std::optional<DeviceMemoryPeak> device_memory_;  // on a GPU, restarted with each epoch
   int64_t saved_step_ = -1;  // step of the last checkpoint written (or resumed from); -1: none
+  // Training time: the state's when this process's run() began, and when that was.
+  double elapsed_before_ = 0;
+  std::chrono::steady_clock::time_point run_start_ = std::chrono::steady_clock::now();
   std::unique_ptr<CheckpointLock> lock_;
   std::set<std::string> lost_layers_;  // layers already named in a notice
 };

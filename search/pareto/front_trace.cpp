@@ -37,10 +37,9 @@ std::vector<TraceStep> front_trace(store::ResultsDb& db, const std::string& stud
                    [](const store::Trial& a, const store::Trial& b) { return a.ended_at < b.ended_at; });
   Point reference;
   for (size_t k = 0; k < dims; ++k) reference.push_back(axis_value(o, k, o.reference[k]));
-  SQLite::Statement epochs(db.sql(), std::string("SELECT COALESCE(SUM(") + store::kEpochCoverage +
-                                         "), 0), COALESCE((SELECT MAX(m.value) FROM epoch_metrics m JOIN epochs o ON o.trial_id = "
-                                         "m.trial_id AND o.epoch = m.epoch WHERE m.trial_id = ?1 AND m.name = "
-                                         "'elapsed_s' AND o.shared_from IS NULL), 0) FROM epochs e WHERE trial_id = ?1");
+  SQLite::Statement epochs(db.sql(), std::string("SELECT (SELECT COALESCE(SUM(") + store::kEpochCoverage +
+                                         "), 0) FROM epochs e WHERE e.trial_id = t.id), " + store::kTrialSeconds +
+                                         " FROM trials t WHERE t.id = ?1");
   std::vector<Point> complete;
   std::vector<TraceStep> steps;
   TraceStep at;

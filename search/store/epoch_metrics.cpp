@@ -14,6 +14,11 @@ const char* const kEpochCoverage =
     "CASE WHEN e.shared_from IS NOT NULL THEN 0 ELSE COALESCE((SELECT f.value FROM epoch_metrics f WHERE f.trial_id = e.trial_id AND f.epoch = e.epoch "
     "AND f.name = 'epoch_fraction'), 1) END";
 
+const char* const kTrialSeconds =
+    "(COALESCE((SELECT MAX(m.value) FROM epoch_metrics m WHERE m.trial_id = t.id AND m.name = 'elapsed_s'), 0) - "
+    "COALESCE((SELECT MAX(m.value) FROM epoch_metrics m JOIN epochs s ON s.trial_id = m.trial_id AND "
+    "s.epoch = m.epoch WHERE m.trial_id = t.id AND m.name = 'elapsed_s' AND s.shared_from IS NOT NULL), 0))";
+
 void write_epoch(SQLite::Database& db, int64_t trial_id, const EpochRecord& record) {
   SQLite::Statement drop(db, "DELETE FROM epochs WHERE trial_id = ? AND epoch = ?");
   drop.bind(1, trial_id);

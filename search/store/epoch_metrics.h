@@ -16,6 +16,10 @@ namespace comera::store {
 // SUM over rows gives trial-epochs spent.
 extern const char* const kEpochCoverage;
 
+// SQL: the seconds of training the trial `t` spent itself: its last elapsed_s (summed over its
+// resumes), less the part its shared epochs bring from the trial that computed them.
+extern const char* const kTrialSeconds;
+
 struct EpochRecord {
   int64_t epoch = 0;
   int64_t step = 0;                       // optimizer steps so far

@@ -155,10 +155,8 @@ Spent spent(store::ResultsDb& db, const std::string& study) {
   e.bind(1, study);
   e.executeStep();
   s.epochs = e.getColumn(0).getDouble();
-  SQLite::Statement q(db.sql(), "SELECT COALESCE(SUM(last), 0) FROM (SELECT MAX(m.value) AS last FROM trials t "
-                                "JOIN studies s ON s.id = t.study_id JOIN epoch_metrics m ON m.trial_id = t.id "
-                                "JOIN epochs e ON e.trial_id = m.trial_id AND e.epoch = m.epoch "
-                                "WHERE s.name = ? AND m.name = 'elapsed_s' AND e.shared_from IS NULL GROUP BY t.id)");
+  SQLite::Statement q(db.sql(), std::string("SELECT COALESCE(SUM(") + store::kTrialSeconds +
+                                   "), 0) FROM trials t JOIN studies s ON s.id = t.study_id WHERE s.name = ?");
   q.bind(1, study);
   q.executeStep();
   s.minutes = q.getColumn(0).getDouble() / 60;
