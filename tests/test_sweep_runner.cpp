@@ -776,6 +776,20 @@ TEST_CASE("comera sweep --dry-run refuses the flags the run would refuse", "[swe
   CHECK(comera::testing::run_cli("sweep " + spec + " --dry-run --stale-after 60").status == 0);
 }
 
+TEST_CASE("comera sweep --dry-run names the trials that start from an early stage another trains, and the "
+          "trial-epochs to train", "[sweep][cli]") {
+  TempDir dir;
+  // Dense (2 epochs), the early stage alone (1, its own schedule), and two late trials (2 each)
+  // on one early stage: 7 trial-epochs, 1 of them shared.
+  const auto r = comera::testing::run_cli("sweep " + write_spec(dir, tiny_sweep(2, {0.5, 0.2})) + " --dry-run");
+  INFO(r.output);
+  REQUIRE(r.status == 0);
+  CHECK_THAT(r.output, Contains("4 trials; 6 trial-epochs to train (1 more shared from early stages trained once)"));
+  CHECK_THAT(r.output, Contains("early stage"));
+  CHECK_THAT(r.output, Contains("from 3"));
+  CHECK_THAT(r.output, !Contains("from 1") && !Contains("from 2") && !Contains("from 4"));
+}
+
 TEST_CASE("comera sweep refuses a plot over the spec's base experiment file", "[sweep][cli]") {
   TempDir dir;
   auto spec_json = tiny_sweep(1);

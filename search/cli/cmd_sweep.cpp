@@ -11,6 +11,7 @@
 #include "search/cli/pause_point.h"
 #include "search/cli/report_output.h"
 #include "search/pareto/front_report.h"
+#include "search/runs/shared_early_stage.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/flat_table.h"
 #include "search/sweep/adaptive.h"
@@ -19,6 +20,7 @@
 #include "search/sweep/trial_expansion.h"
 
 #include <iostream>
+#include <map>
 #include <optional>
 
 namespace comera::cli {
@@ -30,13 +32,25 @@ int list_trials(const sweep::SweepSpec& spec, const sweep::Shard& shard, bool js
   const auto positions = sweep::shard_positions(configs.size(), shard);
   nlohmann::json rows = nlohmann::json::array();
   store::FlatTable table;
-  table.columns = {"position", "kind", "point"};
+  table.columns = {"position", "kind", "point", "early stage"};
+  // Within one database (a shard's), a trial whose early stage an earlier one trains starts from it.
+  std::map<std::string, size_t> trains;  // early-stage key -> the position that trains it
+  int64_t epochs = 0, shared = 0;
   for (size_t p : positions) {
     rows.push_back(configs[p]);
     std::string point;
     for (const auto& [key, value] : configs[p]["point"].items())
       point += (point.empty() ? "" : " ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
-    table.rows.push_back({p + 1, configs[p]["kind"], point});
+    std::string early;
+    if (!configs[p].contains("step")) {
+      const auto e = parse_experiment(configs[p]["experiment"]);
+      epochs += e.training.epochs;
+      if (const auto key = early_stage_key(e); !key.empty()) {
+        const auto [at, first] = trains.emplace(key, p);
+        if (!first) early = "from " + std::to_string(at->second + 1), shared += e.training.late.start_epoch;
+      }
+    }
+    table.rows.push_back({p + 1, configs[p]["kind"], point, early});
   }
   if (json) {
     std::cout << rows.dump(2) << "\n";
@@ -45,6 +59,9 @@ int list_trials(const sweep::SweepSpec& spec, const sweep::Shard& shard, bool js
   std::cout << "sweep " << spec.name << ": " << configs.size() << " trials";
   if (spec.sampling.adaptive) std::cout << ", then trials proposed by " << sweep::describe_sampling(spec);
   if (shard.count > 1) std::cout << ", " << positions.size() << " in shard " << shard.index << "/" << shard.count;
+  if (epochs > 0)
+    std::cout << "; " << epochs - shared << " trial-epochs to train"
+              << (shared > 0 ? " (" + std::to_string(shared) + " more shared from early stages trained once)" : "");
   std::cout << "\n\n";
   store::write_text(std::cout, table);
   return 0;

@@ -11,8 +11,15 @@ namespace comera {
 
 namespace {
 
-// What training up to the late stage depends on; not where it computes, nor names.
+bool shares(const ExperimentConfig& e) {
+  const auto& l = e.training.late;
+  return l.enabled && l.start_step == 0 && l.start_epoch > 0 && e.training.nproc == 1;
+}
+
+}  // namespace
+
 std::string early_stage_key(const ExperimentConfig& e) {
+  if (!shares(e)) return "";
   auto j = e.to_json();
   j.erase("name");
   j.erase("description");
@@ -21,17 +28,11 @@ std::string early_stage_key(const ExperimentConfig& e) {
   return store::config_hash(j);
 }
 
-bool shares(const ExperimentConfig& e) {
-  const auto& l = e.training.late;
-  return l.enabled && l.start_step == 0 && l.start_epoch > 0 && e.training.nproc == 1;
-}
-
-}  // namespace
-
 std::string early_stage_checkpoint(const std::string& db_path, const store::Trial& trial, const ExperimentConfig& e) {
-  if (!shares(e)) return "";
+  const auto key = early_stage_key(e);
+  if (key.empty()) return "";
   const auto folder = std::filesystem::absolute(db_path).parent_path() / "checkpoints" / trial.study;
-  return (folder / ("early-" + early_stage_key(e).substr(0, 16) + ".pt")).string();
+  return (folder / ("early-" + key.substr(0, 16) + ".pt")).string();
 }
 
 std::optional<SharedEarlyStage> start_from_shared(store::ResultsDb& db, const store::Trial& trial,

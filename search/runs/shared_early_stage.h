@@ -14,6 +14,11 @@
 
 namespace comera {
 
+// What training as `e` up to its late stage depends on, hashed (not where it computes, nor
+// names): trials with equal keys share that stage. "" when `e` has no late stage starting at an
+// epoch, or trains in several processes.
+std::string early_stage_key(const ExperimentConfig& e);
+
 // Where the trials of `trial`'s study that train as `e` does up to its late stage keep that
 // stage's checkpoint; "" when `e` has no late stage starting at an epoch, or trains in several
 // processes.
