@@ -497,7 +497,7 @@ TEST_CASE("the queue: claims among a shard's ids, single-trial re-queue", "[swee
   CHECK(third->id == ids[0]);  // lowest number first
   CHECK(store::claim_next_trial_among(db, study.id, {ids[2], ids[0]}, "w", env)->id == ids[2]);
   CHECK_FALSE(store::claim_next_trial_among(db, study.id, {ids[2], ids[0]}, "w", env));
-  store::record_epoch(db, ids[2], {0, 1, "early", {{"eval_loss", 1.0}}, ""});
+  store::record_epoch(db, ids[2], {0, 1, "early", {{"eval_loss", 1.0}}, "", ""});
   CHECK_FALSE(store::requeue_trial(db, ids[2], store::TrialState::Running, "other"));
   CHECK_FALSE(store::requeue_trial(db, ids[2], store::TrialState::Failed, "w"));
   CHECK(store::requeue_trial(db, ids[2], store::TrialState::Running, "w"));
@@ -601,7 +601,8 @@ TEST_CASE("shards: deterministic, disjoint and complete, merged back into one st
     const auto r = comera::testing::run_cli("sweep " + spec + " --dry-run --json --shard " + shard);
     REQUIRE(r.status == 0);
     std::set<std::string> configs;
-    for (const auto& c : json::parse(r.output)) configs.insert(c.dump());
+    const auto listed = json::parse(r.output);
+    for (const auto& t : listed.at("trials")) configs.insert(t.at("config").dump());
     return configs;
   };
   const auto all = listing("1/1");
@@ -788,6 +789,22 @@ TEST_CASE("comera sweep --dry-run names the trials that start from an early stag
   CHECK_THAT(r.output, Contains("early stage"));
   CHECK_THAT(r.output, Contains("from 3"));
   CHECK_THAT(r.output, !Contains("from 1") && !Contains("from 2") && !Contains("from 4"));
+
+  const auto j = comera::testing::run_cli("sweep " + dir.file("tiny.json") + " --dry-run --json");
+  INFO(j.output);
+  REQUIRE(j.status == 0);
+  const auto listing = json::parse(j.output);
+  CHECK(listing.at("trial_epochs") == 6);
+  CHECK(listing.at("shared_epochs") == 1);
+  const auto& trials = listing.at("trials");
+  REQUIRE(trials.size() == 4);
+  const std::vector<int> own = {2, 1, 2, 1};
+  for (size_t i = 0; i < trials.size(); ++i) {
+    CHECK(trials[i].at("position") == i + 1);
+    CHECK(trials[i].at("trial_epochs") == own[i]);
+    CHECK(trials[i].contains("early_stage_from") == (i == 3));
+  }
+  CHECK(trials[3].value("early_stage_from", 0) == 3);
 }
 
 TEST_CASE("comera sweep refuses a plot over the spec's base experiment file", "[sweep][cli]") {

@@ -37,23 +37,34 @@ int list_trials(const sweep::SweepSpec& spec, const sweep::Shard& shard, bool js
   std::map<std::string, size_t> trains;  // early-stage key -> the position that trains it
   int64_t epochs = 0, shared = 0;
   for (size_t p : positions) {
-    rows.push_back(configs[p]);
+    nlohmann::json row = {{"position", p + 1}, {"config", configs[p]}};
     std::string point;
     for (const auto& [key, value] : configs[p]["point"].items())
       point += (point.empty() ? "" : " ") + key + "=" + (value.is_string() ? value.get<std::string>() : value.dump());
     std::string early;
     if (!configs[p].contains("step")) {
       const auto e = parse_experiment(configs[p]["experiment"]);
-      epochs += e.training.epochs;
+      int64_t own = e.training.epochs;
       if (const auto key = early_stage_key(e); !key.empty()) {
         const auto [at, first] = trains.emplace(key, p);
-        if (!first) early = "from " + std::to_string(at->second + 1), shared += e.training.late.start_epoch;
+        if (!first) {
+          early = "from " + std::to_string(at->second + 1);
+          own -= e.training.late.start_epoch;
+          row["early_stage_from"] = at->second + 1;
+        }
       }
+      row["trial_epochs"] = own;
+      epochs += e.training.epochs;
+      shared += e.training.epochs - own;
     }
+    rows.push_back(std::move(row));
     table.rows.push_back({p + 1, configs[p]["kind"], point, early});
   }
   if (json) {
-    std::cout << rows.dump(2) << "\n";
+    std::cout << nlohmann::json{{"sweep", spec.name}, {"trials", rows}, {"trial_epochs", epochs - shared},
+                                {"shared_epochs", shared}, {"adaptive", spec.sampling.adaptive}}
+                     .dump(2)
+              << "\n";
     return 0;
   }
   std::cout << "sweep " << spec.name << ": " << configs.size() << " trials";
@@ -100,7 +111,8 @@ int run(int argc, char** argv) {
       "quiet", "No per-step progress line")(
       "device", "Where every trial computes: cpu, cuda or cuda:N (default: each trial's training.device)",
       cxxopts::value<std::string>())(
-      "json", "With --dry-run: the trial configs as JSON");
+      "json", "With --dry-run: as JSON (each trial's position, config, trial-epochs to train and the "
+              "position whose early stage it starts from; the totals)");
   options.parse_positional({"spec"});
   options.positional_help("SPEC");
   auto parsed = parse(options, argc, argv);
