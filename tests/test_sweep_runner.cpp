@@ -138,6 +138,21 @@ std::string write_spec(const TempDir& dir, const json& spec) {
   return file;
 }
 
+// Whether any message holds the text.
+bool said_any(const std::vector<std::string>& said, const std::string& text) {
+  return std::any_of(said.begin(), said.end(), [&](const std::string& s) { return s.find(text) != std::string::npos; });
+}
+
+// Attention ranks 2 and 3, no baselines: at epoch 0 (before the late stage) the second is larger
+// and less compressed, so dominated in both objectives whatever the losses.
+json two_ranks_sweep() {
+  json j = tiny_sweep(3);
+  j.erase("baselines");
+  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
+  j["objectives"] = "size:min,compression:max";
+  return j;
+}
+
 }  // namespace
 
 TEST_CASE("a sweep runs every trial once and a re-run resumes without repeating", "[sweep]") {
@@ -201,9 +216,7 @@ TEST_CASE("trials toward other targets share one early stage: recorded as shared
   std::vector<std::string> said;
   options.trials.on_message = [&said](const std::string& message) { said.push_back(message); };
   CHECK(describe_states(run_sweep(parse_sweep_spec(j), options)) == "2 trials: 2 complete");
-  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& s) {
-    return s.find("trial 2 starts from trial 1's early stage (1 epoch(s)") != std::string::npos;
-  }));
+  CHECK(said_any(said, "trial 2 starts from trial 1's early stage (1 epoch(s)"));
   // The reference: trial 2's target alone, in a database of its own.
   json alone = j;
   alone["axes"]["targets"]["loss"] = {5.0};
@@ -271,9 +284,7 @@ TEST_CASE("a trial given a dominated early stage is pruned on it without trainin
   std::vector<std::string> said;
   options.trials.on_message = [&said](const std::string& message) { said.push_back(message); };
   CHECK(describe_states(run_sweep(spec, options)) == "4 trials: 2 complete, 2 pruned");
-  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& s) {
-    return s.find("trial 4 starts from trial 3's early stage") != std::string::npos;
-  }));
+  CHECK(said_any(said, "trial 4 starts from trial 3's early stage"));
   auto rows = read_rows(path);
   REQUIRE(rows.size() == 4);
   CHECK(rows[3].state == "pruned");
@@ -299,12 +310,7 @@ TEST_CASE("a trial given a dominated early stage is pruned on it without trainin
 TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, keeps it off the front, "
           "and runs it on from its checkpoint on request", "[sweep]") {
   TempDir dir;
-  // Ranks 2 and 3: at epoch 0 (before the late stage) the second is larger and less compressed,
-  // so dominated in both objectives whatever the losses.
-  json j = tiny_sweep(3);
-  j.erase("baselines");
-  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
-  j["objectives"] = "size:min,compression:max";
+  json j = two_ranks_sweep();
   j["pruning"] = json::object();  // from the first epoch (0), no margin
   const auto spec = parse_sweep_spec(j);
   const std::string path = dir.file("p.db");
@@ -314,9 +320,7 @@ TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, ke
   const auto first = run_sweep(spec, options);
   CHECK(first.states == std::map<std::string, size_t>{{"complete", 1}, {"pruned", 1}});
   CHECK(describe_states(first) == "2 trials: 1 complete, 1 pruned");
-  CHECK(std::any_of(said.begin(), said.end(), [](const std::string& s) {
-    return s.find("] trial 2 pruned in ") != std::string::npos;
-  }));
+  CHECK(said_any(said, "] trial 2 pruned in "));
   auto rows = read_rows(path);
   REQUIRE(rows.size() == 2);
   CHECK(rows[0].state == "complete");
@@ -372,11 +376,8 @@ TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, ke
 TEST_CASE("pruning every N steps stops a dominated trial inside its first epoch, counts the part it ran, "
           "and resumes it from there on request", "[sweep]") {
   TempDir dir;
-  // As above; epochs of two steps, so a check every step falls inside each epoch at its step 1.
-  json j = tiny_sweep(3);
-  j.erase("baselines");
-  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
-  j["objectives"] = "size:min,compression:max";
+  // Epochs of two steps, so a check every step falls inside each epoch at its step 1.
+  json j = two_ranks_sweep();
   // Late-stage epochs (1 and 2) have checks only when asked.
   const bool late_checks = GENERATE(false, true);
   j["pruning"] = {{"every_steps", 1}, {"late_checks", late_checks}};
@@ -421,10 +422,7 @@ TEST_CASE("pruning every N steps stops a dominated trial inside its first epoch,
 
 TEST_CASE("pruning every N steps from a later epoch: no checks before it, where nothing is judged", "[sweep]") {
   TempDir dir;
-  json j = tiny_sweep(3);
-  j.erase("baselines");
-  j["axes"] = {{"set", {{"model.tensorized.attention.ranks", {2, 3}}}}};
-  j["objectives"] = "size:min,compression:max";
+  json j = two_ranks_sweep();
   j["pruning"] = {{"every_steps", 1}, {"from_epoch", 1}};
   const auto spec = parse_sweep_spec(j);
   const std::string path = dir.file("p.db");
