@@ -267,6 +267,50 @@ TEST_CASE("trials toward other targets share one early stage: recorded as shared
   CHECK_THAT(shown.output, Contains("shared_from") && Contains("trial 1"));
 }
 
+TEST_CASE("an early stage is shared only within its database: another beside it, under the same study name, "
+          "trains its own", "[sweep]") {
+  TempDir dir;
+  std::filesystem::create_directories(dir.file("data"));
+  for (const char* f : {"train.tsv", "dev_matched.tsv"})
+    std::filesystem::copy_file(comera::source_dir() + "/tests/fixtures/mnli/" + f, dir.file(std::string("data/") + f));
+  json j = tiny_sweep(2);
+  j.erase("baselines");
+  j["base"]["data"]["dir"] = dir.file("data");
+  j["axes"]["targets"] = {{"loss", {0.5, 5.0}}, {"size_ratio", {0.2}}};
+  run_sweep(parse_sweep_spec(j), quiet_options(dir.file("one.db")));
+  // The same examples in another order: the same key and counts, another early stage.
+  {
+    std::ifstream in(dir.file("data/train.tsv"));
+    std::string header, line;
+    std::getline(in, header);
+    std::vector<std::string> lines;
+    while (std::getline(in, line)) lines.push_back(line);
+    in.close();
+    std::ofstream out(dir.file("data/train.tsv"));
+    out << header << "\n";
+    for (auto it = lines.rbegin(); it != lines.rend(); ++it) out << *it << "\n";
+  }
+  run_sweep(parse_sweep_spec(j), quiet_options(dir.file("two.db")));
+  json alone = j;
+  alone["axes"]["targets"]["loss"] = {5.0};
+  std::filesystem::create_directories(dir.file("alone"));
+  run_sweep(parse_sweep_spec(alone), quiet_options(dir.file("alone/alone.db")));
+  auto last_loss = [](const std::string& db_path, int64_t number) {
+    SQLite::Database db(db_path, SQLite::OPEN_READONLY);
+    SQLite::Statement q(db, "SELECT m.value FROM epoch_metrics m JOIN trials t ON t.id = m.trial_id WHERE "
+                            "t.number = ? AND m.name = 'eval_loss' ORDER BY m.epoch DESC LIMIT 1");
+    q.bind(1, number);
+    REQUIRE(q.executeStep());
+    return q.getColumn(0).getDouble();
+  };
+  CHECK(last_loss(dir.file("one.db"), 2) != last_loss(dir.file("alone/alone.db"), 1));  // the order matters
+  CHECK(last_loss(dir.file("two.db"), 2) == last_loss(dir.file("alone/alone.db"), 1));
+  SQLite::Database two(dir.file("two.db"), SQLite::OPEN_READONLY);
+  CHECK(two.execAndGet("SELECT e.shared_from FROM epochs e JOIN trials t ON t.id = e.trial_id WHERE t.number = 2 "
+                       "AND e.epoch = 0").getString() ==
+        two.execAndGet("SELECT uid FROM trials WHERE number = 1").getString());
+}
+
 TEST_CASE("a trial given a dominated early stage is pruned on it without training, and runs on from it on "
           "request", "[sweep]") {
   TempDir dir;

@@ -25,6 +25,7 @@
 #include <torch/optim/adamw.h>
 
 #include <algorithm>
+#include <fstream>
 #include <cmath>
 #include <filesystem>
 #include <limits>
@@ -477,12 +478,14 @@ TEST_CASE("a run toward other late-stage targets goes on from an early stage ano
   REQUIRE(a.status == RunStatus::Completed);
 
   const auto early = temp_path("early_stage.pt");
-  double first_loss = 0;
+  double first_loss = 0, first_early_s = 0;
   {
     auto o = quiet(temp_path("first_targets.pt"));
     o.early_stage_copy = early;
     Trainer first(model, tiny_training(), pairs_data(train, eval), o);
-    first_loss = first.run().epochs.back().eval_loss;
+    const auto r = first.run();
+    first_loss = r.epochs.back().eval_loss;
+    first_early_s = r.epochs.front().elapsed_s;
   }
   REQUIRE(std::filesystem::exists(early));
   CHECK(first_loss != a.epochs.back().eval_loss);  // the targets matter, so the check below can fail
@@ -491,6 +494,9 @@ TEST_CASE("a run toward other late-stage targets goes on from an early stage ano
     CHECK(kept.state().epoch == 1);
     CHECK(kept.state().step == 5);
     CHECK_FALSE(kept.state().late);
+    // The seconds the epoch recorded, not those at its checkpoint (after its evaluation): a run
+    // going on from it then adds only its own seconds.
+    CHECK(kept.state().elapsed_s == first_early_s);
   }
   const auto path = temp_path("from_early.pt");
   copy_checkpoint(early, path);
@@ -515,6 +521,20 @@ TEST_CASE("a run toward other late-stage targets goes on from an early stage ano
     lo.resume = true;
     CHECK_THROWS_WITH(Trainer(model, other, pairs_data(train, eval), lo),
                       Contains("other training settings (late_stage.loss_target"));
+  }
+  SECTION("a copy that cannot be written is a notice; the run goes on whole") {
+    const auto blocker = temp_path("not_a_folder");
+    std::ofstream(blocker) << "a file";
+    auto so = quiet(temp_path("blocked.pt"));
+    so.early_stage_copy = blocker + "/early.pt";
+    std::vector<std::string> notices;
+    so.on_notice = [&notices](const std::string& text) { notices.push_back(text); };
+    const auto r = Trainer(model, tiny_training(), pairs_data(train, eval), so).run();
+    CHECK(r.status == RunStatus::Completed);
+    CHECK(r.epochs.back().eval_loss == first_loss);
+    CHECK(std::any_of(notices.begin(), notices.end(), [](const std::string& n) {
+      return n.find("could not be written") != std::string::npos && n.find("train their own") != std::string::npos;
+    }));
   }
   SECTION("nor is a copy kept of an early stage that ends inside an epoch") {
     auto c = tiny_training();

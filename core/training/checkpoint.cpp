@@ -47,8 +47,14 @@ void write_atomically(const std::string& path, const std::function<void(const st
   // Unique per process and call: two writers never share a temporary file.
   static std::atomic<int64_t> counter{0};
   const std::string tmp = path + ".tmp-" + std::to_string(getpid()) + "-" + std::to_string(counter++);
-  write(tmp);
-  std::filesystem::rename(tmp, path);
+  try {
+    write(tmp);
+    std::filesystem::rename(tmp, path);
+  } catch (...) {
+    std::error_code ignored;
+    std::filesystem::remove(tmp, ignored);
+    throw;
+  }
 }
 
 }  // namespace

@@ -333,11 +333,19 @@ bool Trainer::at_late_start() const {
          state_.epoch == l.start_epoch;
 }
 
-void Trainer::keep_early_stage() const {
+void Trainer::keep_early_stage(double recorded_s) {
   const auto& copy = options_.early_stage_copy;
   if (copy.empty() || options_.checkpoint.empty() || std::filesystem::exists(copy)) return;
   if (options_.parallel && !options_.parallel->world().is_root()) return;
-  copy_checkpoint(options_.checkpoint, copy);
+  auto state = state_;
+  state.elapsed_s = recorded_s;
+  try {
+    save_checkpoint(copy, model(), *optimizer_, state, identity_of(model_spec_, config_, data_), generator_);
+  } catch (const std::exception& e) {
+    // The run itself is whole; only the sharing is lost.
+    notice("the early stage's copy " + copy + " could not be written (" + error_message(e) +
+           "); trials toward other late-stage settings train their own");
+  }
 }
 
 std::string Trainer::kept_checkpoint() const {
@@ -581,7 +589,7 @@ RunResult Trainer::run() {
     if (options_.on_epoch) options_.on_epoch(metrics);
     if (!save())
       return diverged("the parameters became non-finite by step " + std::to_string(state_.step));
-    if (!partial && at_late_start()) keep_early_stage();
+    if (!partial && at_late_start()) keep_early_stage(metrics.elapsed_s);
     result.epochs.push_back(std::move(metrics));
     restart_memory_peaks();
     if (parallel) all_reduce_seconds_at_epoch_ = parallel->gradient_seconds();

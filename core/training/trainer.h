@@ -55,7 +55,8 @@ struct TrainerOptions {
   bool resume = false;          // continue from `checkpoint` when it exists
   // Where a copy of the checkpoint at the end of the early stage goes (a late stage that starts
   // at an epoch), unless one is there: runs that differ only in late-stage settings resume from
-  // it (search/runs/shared_early_stage.h). "" = none.
+  // it (search/runs/shared_early_stage.h). Its training seconds are those of the epoch's record.
+  // "" = none.
   std::string early_stage_copy;
   // > 0: stop (resumably) once this many steps are done in total; unlike training.max_steps
   // the learning-rate schedule still spans the configured run.
@@ -130,8 +131,10 @@ class Trainer {
   void start_late();
   // At an epoch's end where the late stage begins next (by epoch), nothing of it run yet.
   bool at_late_start() const;
-  // Copies the checkpoint just written to options_.early_stage_copy, unless one is there.
-  void keep_early_stage() const;
+  // Writes the checkpoint just written again to options_.early_stage_copy, unless one is there,
+  // its training seconds those the epoch recorded (`recorded_s`, before the evaluation): a run
+  // resumed from it then adds only its own to the seconds its epochs say were shared.
+  void keep_early_stage(double recorded_s);
   // Seconds of training of the run so far, over every process that ran it (TrainerState::elapsed_s).
   double elapsed() const;
   // The configured learning rates, with the late stage's rank-vector rate once it runs.

@@ -97,7 +97,7 @@ store::TrialState run_claimed_trial(store::ResultsDb& db, const store::Trial& tr
     RecordedRunOptions ro;
     ro.checkpoint = trial_checkpoint(db.path(), trial);
     ro.early_stage_copy = early_stage_checkpoint(db.path(), trial, e);
-    if (const auto shared = start_from_shared(db, trial, e, ro.early_stage_copy, ro.checkpoint)) {
+    if (const auto shared = start_from_shared(db, trial, e, ro.checkpoint)) {
       say(o, name + " starts from trial " + std::to_string(shared->from_trial) + "'s early stage (" +
                  std::to_string(shared->epochs) + " epoch(s), recorded as shared, not run again)");
       if (o.prune)

@@ -16,6 +16,17 @@ bool shares(const ExperimentConfig& e) {
   return l.enabled && l.start_step == 0 && l.start_epoch > 0 && e.training.nproc == 1;
 }
 
+// `trial`'s whole epochs before its late stage, when it recorded them all (and computed them).
+std::optional<std::vector<store::EpochRecord>> early_records(store::ResultsDb& db, const store::Trial& trial,
+                                                             const ExperimentConfig& e) {
+  const int64_t epochs = e.training.late.start_epoch;
+  std::vector<store::EpochRecord> records;
+  for (auto& r : store::read_epochs(db.sql(), trial.id))
+    if (r.epoch < epochs && !r.metrics.count("partial") && r.shared_from.empty()) records.push_back(std::move(r));
+  if (static_cast<int64_t>(records.size()) != epochs) return std::nullopt;
+  return records;
+}
+
 }  // namespace
 
 std::string early_stage_key(const ExperimentConfig& e) {
@@ -32,33 +43,36 @@ std::string early_stage_checkpoint(const std::string& db_path, const store::Tria
   const auto key = early_stage_key(e);
   if (key.empty()) return "";
   const auto folder = std::filesystem::absolute(db_path).parent_path() / "checkpoints" / trial.study;
-  return (folder / ("early-" + key.substr(0, 16) + ".pt")).string();
+  return (folder / ("early-" + key.substr(0, 16) + "-" + trial.uid.substr(0, 12) + ".pt")).string();
+}
+
+bool gives_early_stage(store::ResultsDb& db, const store::Trial& trial, const ExperimentConfig& e) {
+  const auto kept = early_stage_checkpoint(db.path(), trial, e);
+  return !kept.empty() && std::filesystem::exists(kept) && early_records(db, trial, e).has_value();
 }
 
 std::optional<SharedEarlyStage> start_from_shared(store::ResultsDb& db, const store::Trial& trial,
-                                                  const ExperimentConfig& e, const std::string& early,
-                                                  const std::string& checkpoint) {
-  if (early.empty() || std::filesystem::exists(checkpoint) || !std::filesystem::exists(early)) return std::nullopt;
-  const int64_t epochs = e.training.late.start_epoch;
+                                                  const ExperimentConfig& e, const std::string& checkpoint) {
   const auto key = early_stage_key(e);
+  if (key.empty() || std::filesystem::exists(checkpoint)) return std::nullopt;
   for (const auto& other : store::list_trials(db, trial.study)) {
     if (other.id == trial.id || !other.config.contains("experiment")) continue;
-    if (early_stage_key(parse_experiment(other.config.at("experiment"))) != key) continue;
-    std::vector<store::EpochRecord> records;
-    for (auto& r : store::read_epochs(db.sql(), other.id))
-      if (r.epoch < epochs && !r.metrics.count("partial")) records.push_back(std::move(r));
-    if (static_cast<int64_t>(records.size()) != epochs) continue;
+    const auto oe = parse_experiment(other.config.at("experiment"));
+    if (early_stage_key(oe) != key) continue;
+    const auto kept = early_stage_checkpoint(db.path(), other, oe);
+    auto records = early_records(db, other, oe);
+    if (!records || !std::filesystem::exists(kept)) continue;
     const auto ranks = store::read_layer_ranks(db.sql(), other.id);
     db.write([&] {
-      for (auto& r : records) {
-        if (r.shared_from.empty()) r.shared_from = other.uid;
+      for (auto& r : *records) {
+        r.shared_from = other.uid;
         store::write_epoch(db.sql(), trial.id, r);
         if (const auto it = ranks.find(r.epoch); it != ranks.end())
           store::write_layer_ranks(db.sql(), trial.id, r.epoch, it->second);
       }
     });
-    copy_checkpoint(early, checkpoint);
-    return SharedEarlyStage{other.number, epochs};
+    copy_checkpoint(kept, checkpoint);
+    return SharedEarlyStage{other.number, static_cast<int64_t>(records->size())};
   }
   return std::nullopt;
 }

@@ -16,7 +16,6 @@
 
 #include <algorithm>
 #include <cmath>
-#include <filesystem>
 #include <limits>
 #include <set>
 
@@ -96,8 +95,7 @@ std::vector<propose::TrainedStage> trained_stages(store::ResultsDb& db, const Sw
     const auto x = point_values(spec, t.config);
     if (!x || !t.config.contains("experiment")) continue;
     const auto e = parse_experiment(t.config.at("experiment"));
-    const auto kept = early_stage_checkpoint(db.path(), t, e);
-    if (kept.empty() || !std::filesystem::exists(kept) || !seen.insert(kept).second) continue;
+    if (!gives_early_stage(db, t, e) || !seen.insert(early_stage_key(e)).second) continue;
     const auto epochs = static_cast<double>(e.training.epochs);
     const double cost = (epochs - static_cast<double>(e.training.late.start_epoch)) / epochs;
     if (cost > 0) out.push_back({*x, "trial " + std::to_string(t.number), cost});
