@@ -245,6 +245,27 @@ TEST_CASE("an adaptive sweep proposes, records why and runs trials until its bud
   }
 }
 
+TEST_CASE("an adaptive sweep whose trials all fail stops after a few, naming the cause; one without its data "
+          "queues nothing", "[adaptive]") {
+  TempDir dir;
+  // Two classes for data of three: each trial fails as its trainer is built, recording no epoch,
+  // so an epoch budget is never spent.
+  auto failing = adaptive_spec({{"epochs", 4}});
+  failing["base"]["model"]["classes"] = 2;
+  const std::string path = dir.file("f.db");
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(failing), quiet(path)),
+                    Contains("3 trials of sweep tiny failed in a row") && Contains("model.classes") &&
+                        Contains("--retry-failed"));
+  auto db = store::ResultsDb::open(path, store::ResultsDb::Mode::ReadOnly);
+  CHECK(store::list_trials(db, "tiny").size() == 3);
+
+  auto no_data = adaptive_spec({{"epochs", 4}});
+  no_data["base"]["data"]["dir"] = dir.file("missing");
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(no_data), quiet(dir.file("n.db"))),
+                    Contains("missing/train.tsv not found") && Contains("no trial was queued"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("n.db")));
+}
+
 TEST_CASE("what a proposal learns from: complete trials' final values, pruned ones' values when "
           "stopped, failed ones as holes, queued ones as pending", "[adaptive]") {
   TempDir dir;

@@ -45,6 +45,7 @@ class MemoryPairs : public DataFormat {
     data.info.segments = 2;
     return data;
   }
+  void require_files(const DataConfig&) const override {}  // made in memory: none
 };
 
 // SignSGD: p -= lr * sign(grad). Stateless, so rank truncation has nothing to cut; it counts

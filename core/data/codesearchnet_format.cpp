@@ -6,6 +6,7 @@
 #include "core/data/data_dirs.h"
 #include "core/data/data_format.h"
 #include "core/data/format_support.h"
+#include "core/data/wordpiece_tokenizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 
@@ -50,17 +51,32 @@ class CodeSearchNetFormat : public DataFormat {
   TaskData load(const DataConfig& config) const override {
     const auto languages = config.settings.at("languages").get<std::vector<std::string>>();
     const auto examples = config.settings.at("examples").get<std::string>();
+    require_corpus(config);
     return load_token_task(
-        config, config.dir.empty() ? default_code_corpus_dir() : config.dir, examples == "unimodal" ? 1 : 2,
+        config, corpus_dir(config), examples == "unimodal" ? 1 : 2,
         [&](const std::string& file, const std::string&, int64_t limit, const WordPieceTokenizer& tokenizer) {
           const auto dir = std::filesystem::path(file).parent_path().string();
           const auto split = std::filesystem::path(file).filename().string();
-          if (config.dir.empty() && !std::filesystem::exists(dir))
-            throw Error(dir + " not found (run `comera data code-corpus` to build the code corpus)");
           return std::make_shared<CodeDataset>(CodeDataset::encode(read_codesearchnet(dir, split, languages, limit),
                                                                    parse_code_examples(examples), tokenizer,
                                                                    config.max_length));
         });
+  }
+  void require_files(const DataConfig& config) const override {
+    require_corpus(config);
+    require_vocab_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
+  }
+
+ private:
+  static std::string corpus_dir(const DataConfig& config) {
+    return config.dir.empty() ? default_code_corpus_dir() : config.dir;
+  }
+  static void require_corpus(const DataConfig& config) {
+    const auto dir = corpus_dir(config);
+    if (!std::filesystem::exists(dir))
+      throw Error(dir + " not found (" +
+                  (config.dir.empty() ? "run `comera data code-corpus` to build the code corpus"
+                                      : "check data.dir / --data") + ")");
   }
 };
 

@@ -48,21 +48,24 @@ class ClickLogFormat : public DataFormat {
     return {{"criteo", c}};
   }
 
-  TaskData load(const DataConfig& config) const override {
+  void require_files(const DataConfig& config) const override {
     if (config.dir.empty())
       throw Error("data.dir: click logs have no default folder (point it at the Criteo files, or "
                   "write synthetic ones with `comera data synth-criteo`)");
+    const auto fix = "check data.dir / --data and the data.train / data.eval names; for synthetic click "
+                     "logs run `comera data synth-criteo --out " + config.dir + "`";
+    const auto [train_file, eval_file] = files(config);
+    require_file(train_file, "data.train", fix);
+    require_file(eval_file, "data.eval", fix);
+  }
+
+  TaskData load(const DataConfig& config) const override {
+    require_files(config);
     const auto& c = config.settings.at("criteo");
-    const std::filesystem::path dir = config.dir;
     CriteoFormat format;
     format.table_sizes = c.at("table_sizes").get<std::vector<int64_t>>();
     const bool days = c.at("split") == "days";
-    const auto train_file = (dir / config.train).string();
-    const auto eval_file = days ? train_file : (dir / config.eval).string();
-    const auto fix = "check data.dir / --data and the data.train / data.eval names; for synthetic click "
-                     "logs run `comera data synth-criteo --out " + config.dir + "`";
-    require_file(train_file, "data.train", fix);
-    require_file(eval_file, "data.eval", fix);
+    const auto [train_file, eval_file] = files(config);
     CriteoReadOptions train_read, eval_read;
     train_read.skip_malformed = eval_read.skip_malformed = c.at("skip_malformed").get<bool>();
     if (days) {
@@ -96,6 +99,14 @@ class ClickLogFormat : public DataFormat {
     data.eval_file = eval_file;
     data.synthetic = is_synthetic(config.dir);
     return data;
+  }
+
+ private:
+  // The training and evaluation files (one and the same under split "days").
+  static std::pair<std::string, std::string> files(const DataConfig& config) {
+    const std::filesystem::path dir = config.dir;
+    const auto train = (dir / config.train).string();
+    return {train, config.settings.at("criteo").at("split") == "days" ? train : (dir / config.eval).string()};
   }
 };
 

@@ -29,6 +29,9 @@ class DataFormat {
   virtual nlohmann::json read(const ConfigReader& data, const DataConfig& config) const = 0;
   // Both splits. Errors name the missing file and how to make it.
   virtual TaskData load(const DataConfig& config) const = 0;
+  // Throws as load would when a file it reads is missing, reading none: what a sweep checks
+  // before it queues trials that would each fail.
+  virtual void require_files(const DataConfig& config) const = 0;
 };
 
 // Adds a format (a name already taken is an error).

@@ -22,6 +22,16 @@ bool is_synthetic(const std::string& dir) {
   return std::filesystem::exists(summary) && read_json_file(summary.string()).value("synthetic", false);
 }
 
+std::string split_fix(const DataConfig& config, const std::string& build) {
+  return config.dir.empty() ? build : "check data.dir / --data and the data.train / data.eval names";
+}
+
+void require_token_files(const DataConfig& config, const std::string& dir, const std::string& fix) {
+  require_file((std::filesystem::path(dir) / config.train).string(), "data.train", fix);
+  require_file((std::filesystem::path(dir) / config.eval).string(), "data.eval", fix);
+  require_vocab_file(config.vocab.empty() ? default_vocab_path() : config.vocab);
+}
+
 TaskData load_token_task(const DataConfig& config, const std::string& dir, int64_t segments,
                          const SplitLoader& load_split) {
   const auto tokenizer =

@@ -29,6 +29,14 @@ bool is_synthetic(const std::string& dir);
 using SplitLoader = std::function<std::shared_ptr<const TokenDataset>(
     const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer)>;
 
+// How to make a missing split: `build` (the command that makes the default task) when data.dir
+// is unset, else a check of the settings that name it.
+std::string split_fix(const DataConfig& config, const std::string& build);
+
+// The files load_token_task reads from `dir`: both splits (require_file, with `fix`) and the
+// vocabulary.
+void require_token_files(const DataConfig& config, const std::string& dir, const std::string& fix);
+
 // Both splits of a tokenized task in `dir` (data.dir, or the format's default), with the
 // vocabulary's facts in info; `segments` is 1 for single texts, 2 for pairs.
 TaskData load_token_task(const DataConfig& config, const std::string& dir, int64_t segments,

@@ -53,12 +53,10 @@ class PairsFormat : public DataFormat {
 
   TaskData load(const DataConfig& config) const override {
     const auto labels = config.settings.at("labels").get<std::vector<std::string>>();
-    const auto fix = config.dir.empty() ? "run `comera data build-pairs` to build the code/docstring task"
-                                        : "check data.dir / --data and the data.train / data.eval names";
     return load_token_task(
-        config, config.dir.empty() ? default_pairs_dir() : config.dir, 2,
+        config, dir(config), 2,
         [&](const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer) {
-          require_file(file, key, fix);
+          require_file(file, key, fix(config));
           auto examples = read_mnli(file);
           if (!labels.empty())
             examples.erase(std::remove_if(examples.begin(), examples.end(),
@@ -70,6 +68,13 @@ class PairsFormat : public DataFormat {
           limit_to(examples, limit);
           return std::make_shared<PairDataset>(PairDataset::encode(examples, tokenizer, config.max_length));
         });
+  }
+  void require_files(const DataConfig& config) const override { require_token_files(config, dir(config), fix(config)); }
+
+ private:
+  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_pairs_dir() : config.dir; }
+  static std::string fix(const DataConfig& config) {
+    return split_fix(config, "run `comera data build-pairs` to build the code/docstring task");
   }
 };
 

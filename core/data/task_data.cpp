@@ -36,12 +36,26 @@ DataConfig read_data_config(const ConfigReader& r) {
   return c;
 }
 
-TaskData load_task_data(const DataConfig& config) {
+namespace {
+
+// The config with the format's split names where it gives none.
+DataConfig completed(const DataConfig& config, const DataFormat& format) {
   auto complete = config;
-  const auto& format = find_data_format(config.format);
   if (complete.train.empty()) complete.train = format.default_train();
   if (complete.eval.empty()) complete.eval = format.default_eval();
-  return format.load(complete);
+  return complete;
+}
+
+}  // namespace
+
+TaskData load_task_data(const DataConfig& config) {
+  const auto& format = find_data_format(config.format);
+  return format.load(completed(config, format));
+}
+
+void require_task_files(const DataConfig& config) {
+  const auto& format = find_data_format(config.format);
+  format.require_files(completed(config, format));
 }
 
 }  // namespace comera

@@ -51,4 +51,7 @@ struct TaskData {
 // info.classes is the largest label of either split + 1.
 TaskData load_task_data(const DataConfig& config);
 
+// Throws the error load_task_data would for a missing file, reading none (DataFormat::require_files).
+void require_task_files(const DataConfig& config);
+
 }  // namespace comera

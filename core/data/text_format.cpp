@@ -18,17 +18,22 @@ class TextFormat : public DataFormat {
   std::string default_eval() const override { return "dev.jsonl"; }
   nlohmann::json read(const ConfigReader&, const DataConfig&) const override { return nlohmann::json::object(); }
   TaskData load(const DataConfig& config) const override {
-    const auto fix = config.dir.empty() ? "run `comera data build-wordnet` to build the default task"
-                                        : "check data.dir / --data and the data.train / data.eval names";
-    return load_token_task(config, config.dir.empty() ? default_wordnet_dir() : config.dir, 1,
+    return load_token_task(config, dir(config), 1,
                            [&](const std::string& file, const std::string& key, int64_t limit,
                                const WordPieceTokenizer& tokenizer) {
-                             require_file(file, key, fix);
+                             require_file(file, key, fix(config));
                              auto examples = read_text_jsonl(file);
                              limit_to(examples, limit);
                              return std::make_shared<TextDataset>(
                                  TextDataset::encode(examples, tokenizer, config.max_length));
                            });
+  }
+  void require_files(const DataConfig& config) const override { require_token_files(config, dir(config), fix(config)); }
+
+ private:
+  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_wordnet_dir() : config.dir; }
+  static std::string fix(const DataConfig& config) {
+    return split_fix(config, "run `comera data build-wordnet` to build the default task");
   }
 };
 

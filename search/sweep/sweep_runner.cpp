@@ -1,5 +1,7 @@
 #include "search/sweep/sweep_runner.h"
 
+#include "core/data/task_data.h"
+#include "core/training/experiment.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "search/environment.h"
@@ -51,6 +53,23 @@ size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
 
 // Pruned trials of this sweep back in the queue, each with a decision that keeps it from being
 // pruned again; it resumes from its checkpoint.
+// A missing data file would fail every trial that reads it: named before anything is queued.
+void require_data(const SweepSpec& spec, const std::vector<nlohmann::json>& trials) {
+  if (spec.step) return;  // steps on random tokens read no data
+  std::set<std::string> seen;
+  auto check = [&seen](const nlohmann::json& experiment) {
+    if (!seen.insert(experiment.value("data", nlohmann::json::object()).dump()).second) return;
+    try {
+      require_task_files(parse_experiment(experiment).data);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + "; no trial was queued");
+    }
+  };
+  if (spec.sampling.adaptive) check(spec.base);  // what its proposals read
+  for (const auto& t : trials)
+    if (t.contains("experiment")) check(t.at("experiment"));
+}
+
 size_t resume_pruned(store::ResultsDb& db, const std::string& study,
                      const std::function<bool(const store::Trial&)>& ours) {
   size_t count = 0;
@@ -102,6 +121,8 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
   const auto configs = expand_trials(spec);
   std::vector<nlohmann::json> mine;
   for (size_t p : shard_positions(configs.size(), round_task ? Shard{} : options.shard)) mine.push_back(configs[p]);
+
+  if (!options.trials.data) require_data(spec, mine);  // else the caller provides the data
 
   const auto say = [&options](const std::string& message) {
     if (options.on_message) options.on_message(message);
@@ -201,6 +222,7 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
       ", " + std::to_string(queued()) + " to run, results in " + db.path());
 
   const auto* stop = options.trials.stop;
+  int failed_in_a_row = 0;
   while ((options.max_trials <= 0 || static_cast<int64_t>(report.ran) < options.max_trials) &&
          !(stop && stop->load())) {
     auto trial = claim();
@@ -224,6 +246,15 @@ SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {
     ++report.ran;
     say("[" + spec.name + "] trial " + std::to_string(trial->number) + " " +
         store::to_string(state) + " in " + format_duration(seconds_since(trial_start)));
+    // Failures in a row have one cause more often than not (a proposal after each would go on
+    // without end): stop and say it.
+    failed_in_a_row = state == store::TrialState::Failed ? failed_in_a_row + 1 : 0;
+    if (failed_in_a_row == kFailuresToStop) {
+      const auto failed = store::load_trial(db, trial->id);
+      throw Error(std::to_string(kFailuresToStop) + " trials of sweep " + spec.name + " failed in a row, the last (" +
+                  std::to_string(trial->number) + ") with: " + (failed ? failed->error : std::string("?")) +
+                  ". Fix the cause, then run the sweep again with --retry-failed");
+    }
   }
 
   for (const auto& t : store::list_trials(db, spec.name))

@@ -51,6 +51,15 @@ struct SweepReport {
 // Throws comera::Error naming a flag the options cannot run with (--stale-after below its
 // floor, --propose where nothing proposes); run_sweep checks them first.
 void check_sweep_options(const SweepSpec& spec, const SweepOptions& options);
+
+// Trials failing in a row after which a sweep stops (a proposal after each failure would go on
+// without end).
+inline constexpr int kFailuresToStop = 3;
+
+// Runs the spec's trials (this shard's; an adaptive sweep's proposals as they come). Throws
+// comera::Error before queueing anything when a trial's data file is missing (unless
+// options.trials.data provides the data), and after kFailuresToStop failed trials in a row,
+// naming the last one's error.
 SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
 // "12 trials: 10 complete, 1 diverged, 1 queued".
