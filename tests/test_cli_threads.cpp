@@ -62,3 +62,35 @@ TEST_CASE("tune refuses a device this machine lacks before it makes its database
   CHECK_THAT(r.output, Contains("cuda:7"));
   CHECK_FALSE(std::filesystem::exists(dir.file("t.db")));
 }
+
+TEST_CASE("a command group's help, and a command it lacks, are told apart", "[cli]") {
+  auto r = comera::testing::run_cli("runs --help");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Contains("runs list") && Contains("runs show") && !Contains("bench layer"));
+  r = comera::testing::run_cli("runs nope");
+  CHECK(r.status == 2);
+  CHECK_THAT(r.output, Contains("unknown command 'runs nope'") && Contains("comera runs --help"));
+}
+
+TEST_CASE("counts a benchmark cannot run with are refused, naming the flag", "[cli]") {
+  for (const std::string flags : {"--repeats 0", "--warmup -1"}) {
+    const auto r = comera::testing::run_cli("bench layer " + flags);
+    INFO(flags);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains(flags) && !Contains("median"));
+  }
+  const auto r = comera::testing::run_cli("bench paths --min-repeats 10 --max-repeats 2");
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("--max-repeats 2 is below --min-repeats 10"));
+}
+
+TEST_CASE("reproduce reads its published figures before it runs anything", "[cli]") {
+  const comera::testing::TempDir dir;
+  const auto r = comera::testing::run_cli("reproduce mnli_table --quiet --reference " + dir.file("none.json") +
+                                          " --db " + dir.file("r.db") + " --out " + dir.file("t.md"));
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("none.json") && !Contains("trial 1"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("r.db")));
+}
+

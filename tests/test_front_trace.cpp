@@ -116,6 +116,8 @@ TEST_CASE("comera bench fronts names the compute that reached the target's hyper
   CHECK_THAT(text.output, Contains("target: grid's mean final hypervolume, 0.9, and half its 7 trial-epochs, 3.5") &&
                              Contains("(1/1); 0.556"));
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db")).output, Contains("--ref"));
+  CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --ref 1000").output,
+             Contains("--ref has 1 values for 2 objectives"));
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --ref 1,0 --target lte").output,
              Contains("--target lte"));
 }

@@ -106,6 +106,12 @@ TEST_CASE("study front: non-dominated complete trials and their hypervolume", "[
   CHECK_THROWS_WITH(study_front(db, {"s", "", {parse_condition("colour=red")}, {}}),
                     Contains("no column 'colour'"));
   CHECK_THROWS_WITH(parse_condition("gamma"), Contains("COLUMN OP VALUE"));
+  // Percentages read as the fractions recorded; a word against numbers is an error, not nothing.
+  const auto percent = study_front(db, {"s", "", {parse_condition("accuracy > 56%")}, {}});
+  CHECK(percent.values.size() == 2);  // #1 and #2
+  CHECK(percent.values.size() == study_front(db, {"s", "", {parse_condition("accuracy > 0.56")}, {}}).values.size());
+  CHECK_THROWS_WITH(study_front(db, {"s", "", {parse_condition("accuracy>abc")}, {}}),
+                    Contains("accuracy>abc") && Contains("holds numbers"));
 }
 
 TEST_CASE("front report: summary, table and JSON", "[pareto]") {

@@ -34,6 +34,7 @@
 #include <cmath>
 #include <cstdio>
 #include <cstdlib>
+#include <filesystem>
 #include <fstream>
 #include <functional>
 #include <tuple>
@@ -812,6 +813,26 @@ TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][c
   const std::string refused = run("merge " + path + " -o /dev/null", status);
   CHECK(status != 0);
   CHECK_THAT(refused, Contains("/dev/null") && Contains("Give -o a database file") && !Contains("--db"));
+  // Every input is opened before the output is made or written.
+  const std::string fresh = dir.file("fresh.db");
+  const std::string missing = run("merge " + path + " " + dir.file("nope.db") + " -o " + fresh, status);
+  CHECK(status != 0);
+  CHECK_THAT(missing, Contains("nope.db") && Contains("each input") && !Contains("trials added"));
+  CHECK_FALSE(std::filesystem::exists(fresh));
+
+  // A study the database lacks is named, not listed as nothing.
+  for (const std::string& command : {"runs list --study nope", "export --study nope"}) {
+    const auto out = run(command + " --db " + path, status);
+    INFO(command);
+    CHECK(status != 0);
+    CHECK_THAT(out, Contains("no study 'nope'") && Contains("it has: runs"));
+  }
+  // A word no option takes is an error, not left out.
+  CHECK_THAT(run("runs list " + path + " --db " + path, status), Contains("unexpected argument '" + path + "'"));
+  CHECK(status != 0);
+  CHECK_THAT(run("query SELECT id FROM trials --db " + path, status),
+             Contains("unexpected argument 'id'") && Contains("in quotes"));
+  CHECK(status != 0);
 }
 
 TEST_CASE("a foreign SQLite file with a schema_version table is refused and left unchanged",
@@ -889,9 +910,10 @@ TEST_CASE("--db on a named pipe or /dev/null is refused at once, nothing created
   const std::string pipe = dir.file("pipe");
   REQUIRE(mkfifo(pipe.c_str(), 0600) == 0);
   const bool had_journal = std::filesystem::exists("/dev/null-journal");
+  ResultsDb::open(dir.file("in.db"));
   for (const std::string& target : {pipe, std::string("/dev/null")})
     for (const std::string& args : {"runs list --db " + target, "db upgrade --db " + target,
-                                   "merge " + dir.file("none.db") + " -o " + target}) {
+                                   "merge " + dir.file("in.db") + " -o " + target}) {
       // timeout: opening a pipe blocks until someone writes to it.
       const auto r = run_process(
           {"/bin/sh", "-c", "timeout 20 " + comera::testing::cli_path() + " " + args}, "comera",

@@ -311,6 +311,15 @@ TEST_CASE("an early stage is shared only within its database: another beside it,
         two.execAndGet("SELECT uid FROM trials WHERE number = 1").getString());
 }
 
+TEST_CASE("a grid sweep whose data is missing names the file and queues nothing", "[sweep]") {
+  TempDir dir;
+  json j = tiny_sweep(1);
+  j["base"]["data"]["dir"] = dir.file("nowhere");
+  CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(j), quiet_options(dir.file("r.db"))),
+                    Contains("nowhere/train.tsv not found") && Contains("data.dir") && Contains("no trial was queued"));
+  CHECK_FALSE(std::filesystem::exists(dir.file("r.db")));
+}
+
 TEST_CASE("a trial given a dominated early stage is pruned on it without training, and runs on from it on "
           "request", "[sweep]") {
   TempDir dir;

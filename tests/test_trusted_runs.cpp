@@ -91,6 +91,23 @@ bool finite(torch::nn::Module& model) {
   return true;
 }
 
+// A tiny experiment on the MNLI fixture, written into `dir`: one epoch of batches of 2.
+std::string write_experiment(const TempDir& dir) {
+  const auto experiment = dir.file("tiny.json");
+  std::ofstream(experiment) << nlohmann::json{
+      {"name", "tiny"},
+      {"model", [] {
+         auto m = model_json();
+         m["vocab"] = 30522;  // the BERT vocabulary the fixture is read with
+         return m;
+       }()},
+      {"training", {{"epochs", 1}, {"batch_size", 2}}},
+      {"data", {{"dir", comera::source_dir() + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
+                {"eval", "dev_matched.tsv"}, {"max_length", 16}}}}
+      .dump();
+  return experiment;
+}
+
 }  // namespace
 
 TEST_CASE("an empty evaluation set is an error before training, not a complete run with loss 0",
@@ -207,18 +224,7 @@ TEST_CASE("command-line overrides go through the file's checks, and each config 
           "its own default checkpoint",
           "[trusted_runs][cli]") {
   TempDir dir;
-  const auto experiment = dir.file("tiny.json");
-  std::ofstream(experiment) << nlohmann::json{
-      {"name", "tiny"},
-      {"model", [] {
-         auto m = model_json();
-         m["vocab"] = 30522;  // the BERT vocabulary the fixture is read with
-         return m;
-       }()},
-      {"training", {{"epochs", 1}, {"batch_size", 2}}},
-      {"data", {{"dir", comera::source_dir() + "/tests/fixtures/mnli"}, {"train", "train.tsv"},
-                {"eval", "dev_matched.tsv"}, {"max_length", 16}}}}
-      .dump();
+  const auto experiment = write_experiment(dir);
   for (const auto& [flag, key] : {std::pair<std::string, std::string>{"--epochs 0", "training.epochs"},
                                   {"--max-steps -5", "training.max_steps"},
                                   {"--train-limit -5", "data.train_limit"},
@@ -272,4 +278,43 @@ TEST_CASE("the dense baseline of an experiment with a late stage trains on its t
   };
   CHECK(stages("") == std::vector<std::string>{"early", "late"});
   CHECK(stages(" --dense") == std::vector<std::string>{"early", "early"});
+}
+
+TEST_CASE("train never writes its checkpoint over a file it reads, nor over a run without --resume",
+          "[trusted_runs][cli]") {
+  TempDir dir;
+  const auto experiment = write_experiment(dir);
+  const auto config = nlohmann::json::parse(std::ifstream(experiment));
+  auto train = [&](const std::string& flags) {
+    return comera::testing::run_cli("train --quiet --config " + experiment + " " + flags);
+  };
+  // A results database and the config itself.
+  REQUIRE(train("--db " + dir.file("r.db") + " --checkpoint " + dir.file("a.pt")).status == 0);
+  for (const auto& target : {dir.file("r.db"), experiment}) {
+    const auto r = train("--db " + dir.file("r.db") + " --checkpoint " + target);
+    INFO(r.output);
+    CHECK(r.status == 1);
+    CHECK_THAT(r.output, Contains("--checkpoint") && Contains("which this command reads") && !Contains("epoch 1"));
+  }
+  CHECK(nlohmann::json::parse(std::ifstream(experiment)) == config);
+  CHECK(comera::testing::run_cli("runs list --db " + dir.file("r.db")).status == 0);
+  // A stopped run: refused without --resume, gone on from with it; an ended one is refused too.
+  CHECK(train("--no-db --checkpoint " + dir.file("b.pt") + " --stop-at 1").status == 0);
+  auto r = train("--no-db --checkpoint " + dir.file("b.pt"));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("holds a run stopped at step 1 (in epoch 1 of 1): add --resume") && !Contains("epoch 1 ["));
+  CHECK(train("--no-db --checkpoint " + dir.file("b.pt") + " --resume").status == 0);
+  r = train("--no-db --checkpoint " + dir.file("b.pt"));
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("holds a run that ended at step") && Contains("to train again"));
+}
+
+TEST_CASE("train --trial names a trial missing from the database before any work", "[trusted_runs][cli]") {
+  TempDir dir;
+  const auto r = comera::testing::run_cli("train --quiet --config " + write_experiment(dir) + " --db " +
+                                          dir.file("r.db") + " --checkpoint " + dir.file("c.pt") +
+                                          " --trial 999 --worker w");
+  INFO(r.output);
+  CHECK(r.status == 1);
+  CHECK_THAT(r.output, Contains("--trial 999: no trial 999 in") && !Contains("loading data"));
 }

@@ -63,7 +63,7 @@ std::string dense_checkpoint_path(const std::string& path);
 
 class Checkpoint {
  public:
-  static constexpr const char* kStartAfresh = "run without --resume, or delete it, to start afresh";
+  static constexpr const char* kStartAfresh = "delete it, or give another --checkpoint, to start afresh";
   // Throws comera::Error naming the file and `fix` when it is missing or not a comera
   // checkpoint. Its tensors are read onto `device`.
   explicit Checkpoint(const std::string& path, const std::string& fix = kStartAfresh,

@@ -103,6 +103,10 @@ int run(int argc, char** argv) {
         if (std::none_of(trace.objectives.begin(), trace.objectives.end(), [&](const auto& o) { return o.name == name; }))
           throw Error("--log " + name + ": not one of the objectives");
       trace.reference = number_list_flag(r, "ref");
+      if (trace.reference.size() != trace.objectives.size())
+        throw Error("--ref has " + std::to_string(trace.reference.size()) + " values for " +
+                    std::to_string(trace.objectives.size()) + " objectives (give one per objective, in order, e.g. "
+                    "--ref 2.3e6,0 for size:min,accuracy:max)");
     }
     run.label = std::filesystem::path(file).stem().string();
     run.group = std::regex_replace(run.label, std::regex("-[0-9]+$"), "");

@@ -7,6 +7,7 @@
 #include "core/util/blas_kernels.h"
 #include "core/util/comma_list.h"
 #include "core/util/device.h"
+#include "core/util/error.h"
 #include "search/cli/command.h"
 
 #include <ATen/Parallel.h>
@@ -50,6 +51,8 @@ int run(int argc, char** argv) {
   o.tokens = r["tokens"].as<int64_t>();
   o.repeats = r["repeats"].as<int>();
   o.warmup = r["warmup"].as<int>();
+  if (o.repeats < 1) throw Error("--repeats " + std::to_string(o.repeats) + ": give at least 1 timed run");
+  if (o.warmup < 0) throw Error("--warmup " + std::to_string(o.warmup) + ": give 0 or more untimed runs");
   o.device = r["device"].as<std::string>();
   std::vector<Precision> precisions;
   for (const auto& name : split_list(r["precision"].as<std::string>(), "--precision")) {

@@ -18,7 +18,7 @@ int run(int argc, char** argv) {
   options.add_options()("trials", "Trials in the study", cxxopts::value<int64_t>()->default_value("10000"))(
       "epochs", "Epochs of each complete trial", cxxopts::value<int64_t>()->default_value("200"))(
       "layers", "Tensorized layers whose ranks each epoch records", cxxopts::value<int64_t>()->default_value("4"))(
-      "folder", "Where the database and the page go (a fresh database each time)",
+      "folder", "Where the database and the page go (the database is made afresh: the folder must not hold one yet)",
       cxxopts::value<std::string>()->default_value("results/bench_report"))("json", "Machine-readable output");
   add_report_limit_options(options);
   auto parsed = parse(options, argc, argv);

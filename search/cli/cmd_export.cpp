@@ -4,6 +4,7 @@
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
 #include "search/store/export_table.h"
+#include "search/store/studies.h"
 
 #include <iostream>
 #include <optional>
@@ -34,9 +35,10 @@ int run(int argc, char** argv) {
   std::optional<OutputFile> file;
   if (!output.empty()) file.emplace(output, "--output", std::vector<std::string>{db_path(*parsed)});
   auto db = store::ResultsDb::open(db_path(*parsed), store::ResultsDb::Mode::ReadOnly);
+  const auto& study = (*parsed)["study"].as<std::string>();
+  if (!study.empty()) store::require_study(db, study);
   const auto table = store::export_table(
-      db, per == "epoch" ? store::ExportGrain::Epoch : store::ExportGrain::Trial,
-      (*parsed)["study"].as<std::string>());
+      db, per == "epoch" ? store::ExportGrain::Epoch : store::ExportGrain::Trial, study);
   const auto write = [&](std::ostream& out) {
     if (format == "csv")
       store::write_csv(out, table);

@@ -7,6 +7,8 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <utility>
+#include <vector>
 
 namespace comera::cli {
 namespace {
@@ -25,15 +27,21 @@ int run(int argc, char** argv) {
   if (!parsed->count("inputs") || !parsed->count("output"))
     throw Error("give inputs and -o, e.g. comera merge a.db b.db -o all.db");
   const std::string output = (*parsed)["output"].as<std::string>();
+  // Every input opened before the output is created or written: a bad one changes nothing.
+  std::vector<std::pair<std::string, store::ResultsDb>> sources;
+  for (const auto& input : (*parsed)["inputs"].as<std::vector<std::string>>()) {
+    if (std::filesystem::exists(input) && std::filesystem::exists(output) && std::filesystem::equivalent(input, output)) {
+      std::cout << input << ": is the destination, skipped\n";
+      continue;
+    }
+    sources.emplace_back(input, store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly, "each input"));
+  }
   auto into = store::ResultsDb::open(output, store::ResultsDb::Mode::ReadWrite, "-o");
-  // One transaction for every input: a failure on a later one leaves the output as it was.
+  // One transaction for every input: a failure on a later one leaves the output as it was, and
+  // what was added is said once it is in.
+  std::vector<std::string> added;
   into.write([&] {
-    for (const auto& input : (*parsed)["inputs"].as<std::vector<std::string>>()) {
-      if (std::filesystem::exists(input) && std::filesystem::equivalent(input, output)) {
-        std::cout << input << ": is the destination, skipped\n";
-        continue;
-      }
-      auto from = store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly);
+    for (auto& [input, from] : sources) {
       // One progress line per second on stderr, so large merges show they are moving.
       auto last = std::chrono::steady_clock::now();
       const auto c = store::merge_database(
@@ -43,12 +51,13 @@ int run(int argc, char** argv) {
             last = now;
             std::cerr << input << ": study " << study << ", " << done << "/" << total << " trials\n";
           });
-      std::cout << input << ": " << c.trials_added << " trials added, " << c.trials_replaced
-                << " replaced by a more finished copy, " << c.trials_skipped << " already present; "
-                << c.studies_added << " studies and " << c.kernel_choices_copied
-                << " kernel choices added\n";
+      added.push_back(input + ": " + std::to_string(c.trials_added) + " trials added, " +
+                      std::to_string(c.trials_replaced) + " replaced by a more finished copy, " +
+                      std::to_string(c.trials_skipped) + " already present; " + std::to_string(c.studies_added) +
+                      " studies and " + std::to_string(c.kernel_choices_copied) + " kernel choices added");
     }
   });
+  for (const auto& line : added) std::cout << line << "\n";
   return 0;
 }
 

@@ -5,6 +5,7 @@
 #include "search/cli/db_option.h"
 #include "search/pareto/front_report.h"
 
+#include <algorithm>
 #include <iostream>
 #include <optional>
 
@@ -50,6 +51,11 @@ int run(int argc, char** argv) {
   auto db = store::ResultsDb::open(db_path(r), store::ResultsDb::Mode::ReadOnly);
   const auto result = pareto::study_front(db, query);
   const bool all = r.count("all") > 0;
+  const bool on_front = std::find(result.on_front.begin(), result.on_front.end(), true) != result.on_front.end();
+  if (!query.reference.empty() && on_front && result.hypervolume == 0)
+    std::cerr << "note: no trial on the front is better than --ref in every objective, so the hypervolume is "
+                 "0: give a reference point worse than every trial (e.g. above the largest size, below the "
+                 "lowest accuracy)\n";
   if (format == "table")
     pareto::write_front_text(std::cout, result, all);
   else if (format == "csv")

@@ -13,7 +13,7 @@ int run(int argc, char** argv) {
   auto options = make_options(
       "query",
       "Run one read-only SQL statement on the results database. Tables: studies, trials, "
-      "epochs, epoch_metrics, objectives, layer_ranks, kernel_choices, decisions, schema_version; views: "
+      "epochs, epoch_metrics, objectives, layer_ranks, kernel_choices, decisions, checks, schema_version; views: "
       "trial_table, epoch_table");
   add_db_option(options);
   options.add_options()("sql", "The statement, e.g. \"SELECT * FROM trial_table\"",

@@ -65,6 +65,8 @@ int run(int argc, char** argv) {
   const std::string md_file = r["out"].as<std::string>().empty() ? stem + ".md" : r["out"].as<std::string>();
   const std::string reference = r["reference"].as<std::string>();
   const OutputFile md(md_file, "--out", {db_file, reference, spec.file});
+  sweep::PublishedFigures figures(reference);
+  figures.load();  // before the runs, which may take hours
 
   const std::string run_note =
       full ? std::string("the paper's configuration (--full)")
@@ -94,7 +96,6 @@ int run(int argc, char** argv) {
   }
 
   auto db = store::ResultsDb::open(db_file, store::ResultsDb::Mode::ReadOnly);
-  sweep::PublishedFigures figures(reference);
   const auto table = reproduce::comparison_table(db, spec, figures);
   std::cout << "\n" << spec.title << "\n(" << run_note << ")\n\n";
   reproduce::write_text(std::cout, table);

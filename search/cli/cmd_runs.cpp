@@ -6,6 +6,7 @@
 #include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/flat_table.h"
+#include "search/store/studies.h"
 #include "search/store/layer_ranks.h"
 #include "search/store/objectives.h"
 #include "search/store/results_db.h"
@@ -41,7 +42,9 @@ int list(int argc, char** argv) {
   table.columns = {"id", "study", "number", "kind", "target", "state", "seed", "epochs"};
   table.columns.insert(table.columns.end(), shown.begin(), shown.end());
   for (const char* c : {"size/S0", "L-L0", "notes", "started_at", "worker"}) table.columns.push_back(c);
-  const auto trials = store::list_trials(db, (*parsed)["study"].as<std::string>());
+  const auto& study = (*parsed)["study"].as<std::string>();
+  if (!study.empty()) store::require_study(db, study);
+  const auto trials = store::list_trials(db, study);
   if (parsed->count("json")) {
     nlohmann::json rows = nlohmann::json::array();
     for (const auto& t : trials) rows.push_back(store::trial_row_json(db, t));

@@ -3,6 +3,7 @@
 #include "core/distributed/data_parallel.h"
 #include "core/distributed/world.h"
 #include "core/layers/size.h"
+#include "core/training/checkpoint.h"
 #include "core/training/experiment.h"
 #include "core/training/method.h"
 #include "core/util/config_reader.h"
@@ -111,6 +112,30 @@ std::string default_checkpoint(const ExperimentConfig& e) {
   return "results/checkpoints/" + e.name + "-" + store::config_hash(identity).substr(0, 12) + ".pt";
 }
 
+// Before any work: the checkpoint the run writes is none of the files it reads nor a database,
+// and one that holds a run is gone on from (--resume), never silently started over.
+void check_checkpoint(const std::string& checkpoint, const cxxopts::ParseResult& r, const ExperimentConfig& e) {
+  std::vector<std::string> reads = {r["config"].as<std::string>()};
+  if (!r.count("no-db")) reads.push_back(db_path(r));
+  if (!e.training.init_from.empty()) reads.push_back(e.training.init_from);
+  if (r.count("fixed-ranks")) reads.push_back(r["fixed-ranks"].as<std::string>());
+  OutputFile(checkpoint, "--checkpoint", reads);
+  if (r.count("resume") || !std::filesystem::exists(checkpoint)) return;
+  std::string held = "exists and is not a comera checkpoint: give another --checkpoint (or delete it)";
+  try {
+    const auto& state = Checkpoint(checkpoint).state();
+    const auto& t = e.training;
+    held = state.epoch >= t.epochs || (t.max_steps > 0 && state.step >= t.max_steps)
+               ? "holds a run that ended at step " + std::to_string(state.step) +
+                     ": give another --checkpoint (or delete it) to train again"
+               : "holds a run stopped at step " + std::to_string(state.step) + " (in epoch " +
+                     std::to_string(state.epoch + 1) + " of " + std::to_string(t.epochs) +
+                     "): add --resume to go on from it, or give another --checkpoint (or delete it) to start afresh";
+  } catch (const Error&) {
+  }
+  throw Error("--checkpoint " + checkpoint + " " + held);
+}
+
 // Stable across restarts of the same run, so a resumed process may finish its trial.
 std::string worker_id(const std::string& checkpoint) {
   std::array<char, 256> host{};
@@ -135,7 +160,7 @@ int run(int argc, char** argv) {
       "checkpoint", "Checkpoint file (default results/checkpoints/<name>-<config hash>.pt, one "
       "per config and seed)", cxxopts::value<std::string>())(
       "resume", "Continue from the checkpoint when there is one")(
-      "max-steps", "Stop the run after this many optimiser steps (training.max_steps)",
+      "max-steps", "Stop the run after this many optimiser steps (training.max_steps; 0: no limit)",
       cxxopts::value<int64_t>())(
       "epochs", "Override training.epochs", cxxopts::value<int64_t>())(
       "seed", "Override training.seed", cxxopts::value<int64_t>())(
@@ -192,6 +217,9 @@ int run(int argc, char** argv) {
   if (r.count("trial") != r.count("worker")) throw Error("give --trial and --worker together");
   const int timeout_s = r["timeout"].as<int>();
   if (timeout_s < 1) throw Error("--timeout " + std::to_string(timeout_s) + ": give at least 1 second");
+  const std::string checkpoint =
+      r.count("checkpoint") ? r["checkpoint"].as<std::string>() : default_checkpoint(e);
+  check_checkpoint(checkpoint, r, e);
 
   const auto world = world_from(process_environment());
   if (!world && e.training.nproc > 1) {
@@ -209,7 +237,6 @@ int run(int argc, char** argv) {
     launch.say = [](const std::string& text) { std::cerr << text << std::endl; };
     if (!r.count("no-db")) {
       // Rank 0 holds the record; killed, it leaves the trial running: marked failed, resumable.
-      const auto checkpoint = r.count("checkpoint") ? r["checkpoint"].as<std::string>() : default_checkpoint(e);
       const auto db_file = db_path(r);
       const auto worker = r.count("worker") ? r["worker"].as<std::string>() : worker_id(checkpoint);
       const auto given = r.count("trial") ? std::optional<int64_t>(r["trial"].as<int64_t>()) : std::nullopt;
@@ -244,9 +271,19 @@ int run(int argc, char** argv) {
   // The database before the data and the model: a database that cannot be written fails now.
   std::unique_ptr<store::ResultsDb> db;
   if (!r.count("no-db") && root) db = std::make_unique<store::ResultsDb>(store::ResultsDb::open(db_path(r)));
+  if (db && r.count("trial")) {
+    const auto id = r["trial"].as<int64_t>();
+    const auto& worker = r["worker"].as<std::string>();
+    const auto held = store::load_trial(*db, id);
+    if (!held)
+      throw Error("--trial " + std::to_string(id) + ": no trial " + std::to_string(id) + " in " + db->path() +
+                  " (give a trial that --worker claimed; `comera runs list` lists them)");
+    if (held->state != store::TrialState::Running || held->worker != worker)
+      throw Error("--trial " + std::to_string(id) + " is " + to_string(held->state) +
+                  (held->worker.empty() ? "" : " (worker " + held->worker + ")") + ", not claimed by --worker " +
+                  worker + ": a sweep worker passes the trial it claimed");
+  }
 
-  const std::string checkpoint =
-      r.count("checkpoint") ? r["checkpoint"].as<std::string>() : default_checkpoint(e);
   const bool resume = r.count("resume") > 0;
   if (resume && !std::filesystem::exists(checkpoint))
     out << "no checkpoint " << checkpoint << " of this config (its settings and seed): "

@@ -60,6 +60,9 @@ std::optional<cxxopts::ParseResult> parse(cxxopts::Options& options, int argc, c
     std::cout << options.help() << std::endl;
     return std::nullopt;
   }
+  if (!result.unmatched().empty())
+    throw Error("unexpected argument '" + result.unmatched().front() +
+                "' (a value with spaces, such as a SQL statement, goes in quotes as one argument)" + help);
   const int threads = result["threads"].as<int>();
   const int cores = available_cores();
   if (threads < 0)

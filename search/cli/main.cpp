@@ -52,8 +52,14 @@ int main(int argc, char** argv) {
     bool is_group = false;
     for (const auto& entry : commands) is_group |= entry.first.rfind(group, 0) == 0;
     if (is_group) {
-      list_commands(group);
-      return 1;
+      const std::string next = argc >= 3 ? argv[2] : "";
+      if (next.empty() || next == "-h" || next == "--help") {
+        list_commands(group);
+        return next.empty() ? 1 : 0;
+      }
+      std::cerr << "comera: unknown command '" << argv[1] << " " << next << "'; run `comera " << argv[1]
+                << " --help` for the list\n";
+      return 2;
     }
     std::cerr << "comera: unknown command '" << argv[1] << "'; run `comera --help` for the list\n";
     return 2;

@@ -33,6 +33,12 @@ tuner::TunerOptions tuner_options(const cxxopts::ParseResult& r) {
   o.measure.clock = tuner::parse_clock(r["clock"].as<std::string>());
   if (o.candidates.top_k < 1) throw Error("--top-k must be >= 1");
   if (o.measure.min_repeats < 1) throw Error("--min-repeats must be >= 1");
+  if (o.measure.max_repeats < o.measure.min_repeats)
+    throw Error("--max-repeats " + std::to_string(o.measure.max_repeats) + " is below --min-repeats " +
+                std::to_string(o.measure.min_repeats) + ": give at least as many");
+  if (!(o.measure.budget_ms > 0))
+    throw Error("--budget-ms " + std::to_string(o.measure.budget_ms) + ": give the timed work per case, above 0");
+  if (o.candidates.mixed < 0) throw Error("--mixed must be >= 0");
   if (o.margin < 0 || o.margin >= 1) throw Error("--margin must be in [0, 1), e.g. 0.03");
   return o;
 }

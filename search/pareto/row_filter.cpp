@@ -38,11 +38,35 @@ bool compare(const T& a, const std::string& op, const T& b) {
   return a >= b;
 }
 
+// A condition's value as a number; "50%" reads as 0.5, as the tables print fractions.
+bool value_number(const std::string& text, double& x) {
+  if (text.size() > 1 && text.back() == '%' && read_number(text.substr(0, text.size() - 1), x))
+    return x /= 100, true;
+  return read_number(text, x);
+}
+
 bool matches(const nlohmann::json& cell, const Condition& c) {
   double a = 0, b = 0;
-  if (!cell.is_null() && read_number(cell_text(cell), a) && read_number(c.value, b))
+  if (!cell.is_null() && read_number(cell_text(cell), a) && value_number(c.value, b))
     return compare(a, c.op, b);
   return compare(cell_text(cell), c.op, c.value);
+}
+
+// A value that is no number against a column of numbers matches by text, which is never what
+// was meant: refused, naming the column.
+void check_value(const store::FlatTable& table, size_t column, const Condition& c) {
+  double x = 0;
+  if (value_number(c.value, x)) return;
+  bool numbers = false;
+  for (const auto& row : table.rows) {
+    double a = 0;
+    if (row[column].is_null()) continue;
+    if (!read_number(cell_text(row[column]), a)) return;
+    numbers = true;
+  }
+  if (numbers)
+    throw Error("--where '" + c.column + c.op + c.value + "': " + table.columns[column] +
+              " holds numbers; give a number (e.g. 0.5 or 50% for a fraction)");
 }
 
 }  // namespace
@@ -89,7 +113,10 @@ std::vector<size_t> filter_rows(const store::FlatTable& table,
                                 const std::vector<Condition>& conditions) {
   std::vector<size_t> columns;
   if (table.rows.empty()) return {};
-  for (const auto& c : conditions) columns.push_back(find_column(table, c.column));
+  for (const auto& c : conditions) {
+    columns.push_back(find_column(table, c.column));
+    check_value(table, columns.back(), c);
+  }
   std::vector<size_t> rows;
   for (size_t r = 0; r < table.rows.size(); ++r) {
     bool keep = true;

@@ -2,7 +2,8 @@
 // `--where` conditions on the rows of a flat table (trial exports): COLUMN OP VALUE with OP one
 // of = != < <= > >=. A column may be named in full ("config.point.gamma") or by its tail after
 // "config.point.", "config." or "objective." ("gamma", "kind", "eval_loss"). Values compare as
-// numbers when both sides read as numbers, else as text.
+// numbers when both sides read as numbers ("50%" as 0.5), else as text; a value that is no
+// number against a column of numbers is an error.
 #include "search/store/flat_table.h"
 
 #include <string>

@@ -46,29 +46,21 @@ std::string axis_label(const std::string& metric) {
   return it == labels.end() ? metric : it->second;
 }
 
-std::string list_studies_text(store::ResultsDb& db) {
-  std::string names;
-  for (const auto& s : store::list_studies(db)) names += (names.empty() ? "" : ", ") + s.name;
-  return names.empty() ? "it has none" : "it has: " + names;
-}
-
 }  // namespace
 
 FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
-  const auto study = store::find_study(db, query.study);
-  if (!study)
-    throw Error("no study '" + query.study + "' in " + db.path() + " (" + list_studies_text(db) + ")");
+  const auto study = store::require_study(db, query.study);
   FrontResult result;
-  result.study = study->name;
+  result.study = study.name;
   result.objectives =
-      store::parse_objectives(query.objectives.empty() ? study->objectives : query.objectives);
-  result.published = study->spec.value("published", nlohmann::json::array());
+      store::parse_objectives(query.objectives.empty() ? study.objectives : query.objectives);
+  result.published = study.spec.value("published", nlohmann::json::array());
   const size_t dims = result.objectives.size();
   if (!query.reference.empty() && query.reference.size() != dims)
     throw Error("--ref has " + std::to_string(query.reference.size()) + " values for " +
                 std::to_string(dims) + " objectives (give one per objective, in order)");
 
-  const store::FlatTable all = store::export_table(db, store::ExportGrain::Trial, study->name);
+  const store::FlatTable all = store::export_table(db, store::ExportGrain::Trial, study.name);
   const int state = column_of(all, "state");
   std::vector<int> objective_columns;
   for (const auto& o : result.objectives) {
@@ -77,7 +69,7 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
       std::string recorded;
       for (const auto& c : all.columns)
         if (c.rfind("objective.", 0) == 0) recorded += (recorded.empty() ? "" : ", ") + c.substr(10);
-      throw Error("no trial of study '" + study->name + "' recorded objective '" + o.name +
+      throw Error("no trial of study '" + study.name + "' recorded objective '" + o.name +
                   "' (recorded: " + (recorded.empty() ? "none yet" : recorded) + ")");
     }
   }

@@ -239,14 +239,11 @@ json report_data(store::ResultsDb& db, const ReportOptions& options) {
     studies = all;
   } else {
     for (const auto& name : options.studies) {
-      const auto study = store::find_study(db, name);
-      if (!study) {
-        std::string known;
-        for (const auto& s : all) known += (known.empty() ? "" : ", ") + s.name;
-        throw Error("no study '" + name + "' in " + db.path() + " (it has: " + (known.empty() ? "none" : known) +
-                    "); leave out --study to report every study");
+      try {
+        studies.push_back(store::require_study(db, name));
+      } catch (const Error& e) {
+        throw Error(std::string(e.what()) + "; leave out --study to report every study");
       }
-      studies.push_back(*study);
     }
   }
   json out = {{"database", std::filesystem::path(db.path()).filename().string()},

@@ -80,6 +80,13 @@ std::optional<Study> find_study(ResultsDb& db, const std::string& name) {
   return read_study(select);
 }
 
+Study require_study(ResultsDb& db, const std::string& name) {
+  if (auto study = find_study(db, name)) return std::move(*study);
+  std::string names;
+  for (const auto& s : list_studies(db)) names += (names.empty() ? "" : ", ") + s.name;
+  throw Error("no study '" + name + "' in " + db.path() + " (it has: " + (names.empty() ? "none" : names) + ")");
+}
+
 std::vector<Study> list_studies(ResultsDb& db) {
   SQLite::Statement select(db.sql(), std::string(kSelectStudy) + " ORDER BY id");
   std::vector<Study> out;

@@ -42,6 +42,8 @@ Study create_or_get_study(ResultsDb& db, const std::string& name, const nlohmann
 bool replace_objectives(ResultsDb& db, const std::string& name, const std::string& objectives);
 
 std::optional<Study> find_study(ResultsDb& db, const std::string& name);
+// The study named `name`; else throws comera::Error naming the database and the studies it has.
+Study require_study(ResultsDb& db, const std::string& name);
 std::vector<Study> list_studies(ResultsDb& db);
 
 }  // namespace comera::store

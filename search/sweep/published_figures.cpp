@@ -78,7 +78,7 @@ nlohmann::json PublishedFigures::resolve(const nlohmann::json& value, const std:
                 "\"/mnli_six_encoder/dense_model_mb\", got " + value.dump());
   if (file_.empty())
     throw Error(where + ": a JSON pointer needs the published-figures file (pass --reference FILE)");
-  if (figures_.is_null()) figures_ = load_figures_file(file_);
+  load();
   const nlohmann::json::json_pointer pointer(value.get<std::string>());
   if (!figures_.contains(pointer))
     throw Error(where + ": " + value.get<std::string>() + " is not in " + file_);
@@ -86,6 +86,10 @@ nlohmann::json PublishedFigures::resolve(const nlohmann::json& value, const std:
   if (is_figure(found)) return found;
   throw Error(where + ": " + value.get<std::string>() + " in " + file_ + " is " + found.dump() +
               ", not a figure ({\"value\", \"source\", \"certainty\"})");
+}
+
+void PublishedFigures::load() {
+  if (figures_.is_null()) figures_ = load_figures_file(file_);
 }
 
 double PublishedFigures::number(const nlohmann::json& value, const std::string& where) {

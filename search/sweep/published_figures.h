@@ -20,6 +20,9 @@ class PublishedFigures {
  public:
   explicit PublishedFigures(std::string file) : file_(std::move(file)) {}
 
+  // Reads the file now (it is read when first needed otherwise): errors before long work.
+  void load();
+
   // The figure as published: a number or range given in the spec, or the file's figure object.
   // `where` names the spec key in errors.
   nlohmann::json resolve(const nlohmann::json& value, const std::string& where);
