@@ -196,6 +196,11 @@ TEST_CASE("sweep spec errors name the key and the fix", "[sweep]") {
   no_late["base"]["training"].erase("late_stage");
   CHECK_THROWS_WITH(parse_sweep_spec(no_late), Contains("no training.late_stage"));
   CHECK_THROWS_WITH(parse_sweep_spec(spec_with({{"gama", {0.1}}})), Contains("axes.gama: unknown key"));
+  // A required key misspelt: the missing key's error names the near miss.
+  json misspelt = spec_with({{"gamma", {0.1}}});
+  misspelt["axess"] = misspelt["axes"];
+  misspelt.erase("axes");
+  CHECK_THROWS_WITH(parse_sweep_spec(misspelt), Contains("axes: missing") && Contains("'axess' here may be it, misspelt"));
   CHECK_THROWS_WITH(parse_sweep_spec(spec_with({{"contraction", {"fastest"}}})),
                     Contains("tuned, merged, core-by-core or reconstruct"));
   CHECK_THROWS_WITH(parse_sweep_spec(spec_with({{"seeds", {1}}, {"repeats", 2}})),

@@ -4,10 +4,42 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 
 namespace comera {
+
+namespace {
+
+// Edits (insertions, deletions, substitutions) from a to b.
+size_t edit_distance(const std::string& a, const std::string& b) {
+  std::vector<size_t> row(b.size() + 1);
+  for (size_t j = 0; j <= b.size(); ++j) row[j] = j;
+  for (size_t i = 1; i <= a.size(); ++i) {
+    size_t diagonal = row[0];
+    row[0] = i;
+    for (size_t j = 1; j <= b.size(); ++j) {
+      const size_t above = row[j];
+      row[j] = std::min({row[j] + 1, row[j - 1] + 1, diagonal + (a[i - 1] == b[j - 1] ? 0 : 1)});
+      diagonal = above;
+    }
+  }
+  return row[b.size()];
+}
+
+// For a missing key: "; 'axess' here may be it, misspelt" when the object holds a key within two
+// edits that nothing asked for.
+std::string misspelt(const nlohmann::json& object, const std::set<std::string>& known, const std::string& key) {
+  for (const auto& [other, unused] : object.items()) {
+    (void)unused;
+    if (!known.count(other) && edit_distance(other, key) <= 2)
+      return "; '" + other + "' here may be it, misspelt";
+  }
+  return "";
+}
+
+}  // namespace
 
 ConfigReader::ConfigReader(const nlohmann::json& value, std::string path)
     : json_(value), path_(std::move(path)) {
@@ -57,7 +89,7 @@ double ConfigReader::number(const std::string& key, double fallback, double min,
   const auto* v = find(key);
   if (!v) return fallback;
   if (!v->is_number())
-    fail(key, "expected a number, got " + v->dump(), "write a number, e.g. " + std::to_string(fallback));
+    fail(key, "expected a number, got " + v->dump(), "write a number, e.g. " + number_text(fallback));
   const double x = v->get<double>();
   if (!std::isfinite(x) || x < min || x > max)
     fail(key, v->dump() + " is out of range",
@@ -90,7 +122,7 @@ std::string ConfigReader::choice(const std::string& key, const std::string& fall
 
 std::vector<int64_t> ConfigReader::integers(const std::string& key, int64_t min) const {
   const auto* v = find(key);
-  if (!v) fail(key, "missing", "add it as a list of integers, e.g. [12, 8, 8]");
+  if (!v) fail(key, "missing", "add it as a list of integers, e.g. [12, 8, 8]" + misspelt(json_, known_, key));
   if (!v->is_array() || v->empty())
     fail(key, "expected a non-empty list of integers, got " + v->dump(), "write e.g. [12, 8, 8]");
   std::vector<int64_t> out;
@@ -105,13 +137,13 @@ std::vector<int64_t> ConfigReader::integers(const std::string& key, int64_t min)
 
 const nlohmann::json& ConfigReader::value(const std::string& key) const {
   const auto* v = find(key);
-  if (!v) fail(key, "missing", "add it");
+  if (!v) fail(key, "missing", "add it" + misspelt(json_, known_, key));
   return *v;
 }
 
 ConfigReader ConfigReader::object(const std::string& key) const {
   const auto* v = find(key);
-  if (!v) fail(key, "missing", "add it as an object {...}");
+  if (!v) fail(key, "missing", "add it as an object {...}" + misspelt(json_, known_, key));
   return ConfigReader(*v, key_path(key));
 }
 
