@@ -46,9 +46,20 @@ std::string early_stage_checkpoint(const std::string& db_path, const store::Tria
   return (folder / ("early-" + key.substr(0, 16) + "-" + trial.uid.substr(0, 12) + ".pt")).string();
 }
 
-bool gives_early_stage(store::ResultsDb& db, const store::Trial& trial, const ExperimentConfig& e) {
+namespace {
+
+// The early epochs `trial` gives others: when its copy is on disk and it recorded the whole stage.
+std::optional<std::vector<store::EpochRecord>> given_stage(store::ResultsDb& db, const store::Trial& trial,
+                                                           const ExperimentConfig& e) {
   const auto kept = early_stage_checkpoint(db.path(), trial, e);
-  return !kept.empty() && std::filesystem::exists(kept) && early_records(db, trial, e).has_value();
+  if (kept.empty() || !std::filesystem::exists(kept)) return std::nullopt;
+  return early_records(db, trial, e);
+}
+
+}  // namespace
+
+bool gives_early_stage(store::ResultsDb& db, const store::Trial& trial, const ExperimentConfig& e) {
+  return given_stage(db, trial, e).has_value();
 }
 
 std::optional<SharedEarlyStage> start_from_shared(store::ResultsDb& db, const store::Trial& trial,
@@ -59,9 +70,8 @@ std::optional<SharedEarlyStage> start_from_shared(store::ResultsDb& db, const st
     if (other.id == trial.id || !other.config.contains("experiment")) continue;
     const auto oe = parse_experiment(other.config.at("experiment"));
     if (early_stage_key(oe) != key) continue;
-    const auto kept = early_stage_checkpoint(db.path(), other, oe);
-    auto records = early_records(db, other, oe);
-    if (!records || !std::filesystem::exists(kept)) continue;
+    auto records = given_stage(db, other, oe);
+    if (!records) continue;
     const auto ranks = store::read_layer_ranks(db.sql(), other.id);
     db.write([&] {
       for (auto& r : *records) {
@@ -71,7 +81,7 @@ std::optional<SharedEarlyStage> start_from_shared(store::ResultsDb& db, const st
           store::write_layer_ranks(db.sql(), trial.id, r.epoch, it->second);
       }
     });
-    copy_checkpoint(kept, checkpoint);
+    copy_checkpoint(early_stage_checkpoint(db.path(), other, oe), checkpoint);
     return SharedEarlyStage{other.number, static_cast<int64_t>(records->size())};
   }
   return std::nullopt;
