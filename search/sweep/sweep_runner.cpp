@@ -51,8 +51,6 @@ size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
   return count;
 }
 
-// Pruned trials of this sweep back in the queue, each with a decision that keeps it from being
-// pruned again; it resumes from its checkpoint.
 // A missing data file would fail every trial that reads it: named before anything is queued.
 void require_data(const SweepSpec& spec, const std::vector<nlohmann::json>& trials) {
   if (spec.step) return;  // steps on random tokens read no data
@@ -70,6 +68,8 @@ void require_data(const SweepSpec& spec, const std::vector<nlohmann::json>& tria
     if (t.contains("experiment")) check(t.at("experiment"));
 }
 
+// Pruned trials of this sweep back in the queue, each with a decision that keeps it from being
+// pruned again; it resumes from its checkpoint.
 size_t resume_pruned(store::ResultsDb& db, const std::string& study,
                      const std::function<bool(const store::Trial&)>& ours) {
   size_t count = 0;
