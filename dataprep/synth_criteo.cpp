@@ -170,7 +170,7 @@ nlohmann::json SynthCriteoSummary::to_json() const {
 SynthCriteoSummary write_synth_criteo(const SynthCriteoOptions& o) {
   if (o.out_dir.empty()) throw Error("synth-criteo: name the output folder (--out)");
   if (o.train_lines < 1 || o.eval_lines < 1) throw Error("synth-criteo: --train-lines and --eval-lines must be >= 1");
-  if (!(o.zipf > 0)) throw Error("synth-criteo: --zipf must be > 0");
+  require_zipf_exponent(o.zipf, "synth-criteo: --zipf");
   SynthCriteoSummary s;
   s.options = o;
   s.table_sizes = scaled_criteo_table_sizes(o.scale);

@@ -82,6 +82,12 @@ TEST_CASE("counts a benchmark cannot run with are refused, naming the flag", "[c
   const auto r = comera::testing::run_cli("bench paths --min-repeats 10 --max-repeats 2");
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Contains("--max-repeats 2 is below --min-repeats 10"));
+  for (const std::string bench : {"ttm", "embedding-bag"}) {
+    const auto z = comera::testing::run_cli("bench " + bench + " --zipf -1");
+    INFO(z.output);
+    CHECK(z.status == 1);
+    CHECK_THAT(z.output, Contains("--zipf -1") && Contains(">= 0") && !Contains("median"));
+  }
 }
 
 TEST_CASE("reproduce reads its published figures before it runs anything", "[cli]") {

@@ -825,6 +825,9 @@ TEST_CASE("comera sweep --dry-run refuses the flags the run would refuse", "[swe
   CHECK_THAT(fails("--stale-after 10"), Contains("--stale-after") && Contains("at least 60") && !Contains("dense"));
   CHECK_THAT(fails("--propose 2"), Contains("--propose") && Contains("only an adaptive sweep"));
   CHECK_THAT(fails("--propose -1"), Contains("--propose -1"));
+  CHECK_THAT(fails("--device cuda:99"), Contains("device cuda:99"));
+  CHECK_THAT(fails("--report " + spec), Contains("--report") && Contains(spec));
+  CHECK_THAT(fails("--plot " + dir.file("")), Contains("--plot"));
   CHECK(comera::testing::run_cli("sweep " + spec + " --dry-run --stale-after 60").status == 0);
 }
 

@@ -1,6 +1,7 @@
 #include "core/util/random.h"
 
 #include "core/util/error.h"
+#include "core/util/format.h"
 
 #include <algorithm>
 #include <cmath>
@@ -30,6 +31,12 @@ double Rng::uniform() { return static_cast<double>(engine_() >> 11) * 0x1.0p-53;
 double Rng::normal() {
   const double u = 1.0 - uniform();  // (0, 1]: log stays finite
   return std::sqrt(-2.0 * std::log(u)) * std::cos(6.283185307179586 * uniform());
+}
+
+void require_zipf_exponent(double s, const std::string& flag) {
+  if (!(std::isfinite(s) && s >= 0))
+    throw Error(flag + " " + number_text(s) + ": a Zipf exponent is a number >= 0 (0: uniform ids; 1.05 is "
+                "about Criteo's)");
 }
 
 int64_t Rng::zipf(int64_t n, double s) {

@@ -3,6 +3,7 @@
 // output is fixed by the standard, but std::shuffle and the std:: distributions are not.
 #include <cstdint>
 #include <random>
+#include <string>
 #include <utility>
 #include <vector>
 
@@ -31,5 +32,9 @@ class Rng {
  private:
   std::mt19937_64 engine_;
 };
+
+// Throws comera::Error naming `flag` unless `s` is a Zipf exponent zipf() draws from: finite
+// and >= 0 (a negative one would favour the rarest ids, NaN gives garbage ids).
+void require_zipf_exponent(double s, const std::string& flag);
 
 }  // namespace comera

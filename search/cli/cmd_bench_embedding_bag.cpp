@@ -2,6 +2,7 @@
 // TTM embedding bags (optimised and naive lookup) against dense EmbeddingBag tables,
 // forward+backward, time and memory (search/bench/embedding_bag_benchmark.h).
 #include "core/util/error.h"
+#include "core/util/random.h"
 #include "search/bench/embedding_bag_benchmark.h"
 #include "search/cli/command.h"
 #include "search/environment.h"
@@ -71,6 +72,7 @@ int run(int argc, char** argv) {
   if (clock != "wall" && clock != "cpu") throw Error("--clock must be 'wall' or 'cpu', got '" + clock + "'");
   o.cpu_clock = clock == "cpu";
   if (o.repeats < 1) throw Error("--repeats must be >= 1");
+  require_zipf_exponent(o.zipf, "--zipf");
   if (o.cores < 1 || o.rank < 1 || o.min_rows < 1) throw Error("--cores, --rank and --min-rows must be >= 1");
   const bool json = r.count("json") > 0;
   std::ostream& log = json ? std::cerr : std::cout;

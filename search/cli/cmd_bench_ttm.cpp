@@ -4,6 +4,7 @@
 #include "search/bench/ttm_benchmark.h"
 #include "core/util/error.h"
 #include "core/util/format.h"
+#include "core/util/random.h"
 #include "search/cli/command.h"
 #include "search/environment.h"
 
@@ -62,6 +63,7 @@ int run(int argc, char** argv) {
   o.device = r["device"].as<std::string>();
   const bool json = r.count("json") > 0;
   if (o.repeats < 1) throw Error("--repeats must be >= 1");
+  require_zipf_exponent(o.zipf, "--zipf");
   const std::string clock = r["clock"].as<std::string>();
   if (clock != "wall" && clock != "cpu")
     throw Error("--clock must be 'wall' or 'cpu', got '" + clock + "'");

@@ -131,8 +131,7 @@ int run(int argc, char** argv) {
   so.propose_only = r["propose"].as<int64_t>();
   if (so.propose_only < 0) throw Error("--propose " + std::to_string(so.propose_only) + ": give how many trials to propose");
   sweep::check_sweep_options(spec, so);
-  if (r.count("dry-run")) return list_trials(spec, so.shard, r.count("json") > 0);
-
+  // The dry run refuses what the run would, so a listed plan is one that starts.
   so.db_path = db_path(r);
   std::optional<OutputFile> png;
   if (!r["plot"].as<std::string>().empty())
@@ -142,16 +141,18 @@ int run(int argc, char** argv) {
   if (!r["report"].as<std::string>().empty())
     html.emplace(r["report"].as<std::string>(), "--report",
                  std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
-  so.retry_failed = r.count("retry-failed") > 0;
-  so.resume_pruned = r.count("resume-pruned") > 0;
-  ProgressLine line(!r.count("quiet"), true);
-  so.trials = trial_reporting(line);
-  pause_at_from_environment(so.trials);
   if (r.count("device")) {
     const auto device = parse_device(r["device"].as<std::string>());
     require_device(device);
     so.device = device.str();
   }
+  if (r.count("dry-run")) return list_trials(spec, so.shard, r.count("json") > 0);
+
+  so.retry_failed = r.count("retry-failed") > 0;
+  so.resume_pruned = r.count("resume-pruned") > 0;
+  ProgressLine line(!r.count("quiet"), true);
+  so.trials = trial_reporting(line);
+  pause_at_from_environment(so.trials);
   so.on_message = so.trials.on_message;
   so.trials.stop = &stop_on_signals();
   const auto report = sweep::run_sweep(spec, so);
