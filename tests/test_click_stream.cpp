@@ -156,6 +156,32 @@ TEST_CASE("a streamed click log reads the in-memory dataset's lines, each once p
   CHECK(line_numbers(read_batches(*fifty.train, 32, 4)).size() == 50);
 }
 
+TEST_CASE("a streamed click log skipping malformed lines counts them first: epochs as long as said, an "
+          "all-malformed split refused", "[criteo]") {
+  TempDir dir;
+  const auto logs = write_logs(dir, 40, 12);
+  {
+    std::ofstream bad(logs + "/train.txt", std::ios::app);
+    for (int i = 0; i < 5; ++i) bad << "1\tnot a click line\n";
+    bad << "\n";
+  }
+  auto config = click_config(logs, true);
+  config.settings["criteo"]["skip_malformed"] = true;
+  const auto data = load_task_data(config);
+  CHECK(data.train->size() == 40);
+  CHECK(line_numbers(read_batches(*data.train, 16, 5)).size() == 40);
+  REQUIRE(data.notes.size() == 1);
+  CHECK_THAT(data.notes[0], Contains("6 malformed click lines skipped (the first: ") && Contains("train.txt:41: "));
+  // The blank line is named as such when not skipped.
+  config.settings["criteo"]["skip_malformed"] = false;
+  std::ofstream(logs + "/eval.txt") << "\n";
+  CHECK_THROWS_WITH(load_task_data(config).eval->batches(4, std::nullopt, 0)->next(*std::make_unique<Batch>()),
+                    Contains("eval.txt:1: an empty line") && Contains("data.criteo.skip_malformed"));
+  // Every evaluation line malformed: an empty split, which a trainer refuses.
+  config.settings["criteo"]["skip_malformed"] = true;
+  CHECK(load_task_data(config).eval->size() == 0);
+}
+
 TEST_CASE("data.criteo.stream and shuffle_buffer are read and checked", "[criteo]") {
   const auto c = click_config("x", true, 64);
   CHECK(c.settings["criteo"]["stream"] == true);

@@ -99,6 +99,18 @@ TEST_CASE("malformed CodeSearchNet input is named by file and line", "[codesearc
                     Contains("no python_test_{k}.jsonl.gz file") && Contains("data.languages"));
   CHECK_THROWS_WITH(codesearchnet_files(temp.file("none"), "train", {}), Contains("is not a folder"));
   CHECK_THROWS_WITH(read_codesearchnet_file(temp.file("missing.jsonl.gz")), Contains("cannot open"));
+
+  // Bad UTF-8 is named as such, with the parser's reason.
+  std::ofstream(temp.file("utf8.jsonl")) << "{\"code\": \"caf\xe9\", \"language\": \"go\"}\n";
+  CHECK_THROWS_WITH(read_codesearchnet_file(temp.file("utf8.jsonl")), Contains("utf8.jsonl:1: not valid JSON (") &&
+                                                                             Contains("UTF-8"));
+  // A part kept both compressed and plain (after `gunzip -k`) is refused, not read twice.
+  const auto part = temp.file("corpus/python/final/jsonl/train");
+  fs::create_directories(part);
+  fs::copy_file(kRoot + "/python/final/jsonl/train/python_train_0.jsonl.gz", part + "/python_train_0.jsonl.gz");
+  fs::copy_file(kRoot + "/python/final/jsonl/train/python_train_0.jsonl.gz", part + "/python_train_0.jsonl");
+  CHECK_THROWS_WITH(read_codesearchnet(temp.file("corpus"), "train", {"python"}),
+                    Contains("python_train_0.jsonl and ") && Contains("hold the same part"));
 }
 
 TEST_CASE("functions become bimodal and unimodal masked-LM examples", "[codesearchnet]") {

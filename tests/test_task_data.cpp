@@ -7,6 +7,8 @@
 #include "core/models/model_kind.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/gzip_lines.h"
+#include "core/util/source_dir.h"
 #include "tests/support/catch.h"
 #include "tests/support/temp_dir.h"
 
@@ -85,6 +87,35 @@ TEST_CASE("task data keeps only the configured gold labels", "[task_data]") {
   CHECK_THROWS_WITH(config(bad), Contains("non-empty list"));
 }
 
+TEST_CASE("MNLI files as a task: rows without a gold label and skipped lines are told, .gz files read", "[task_data]") {
+  comera::testing::TempDir temp;
+  const std::filesystem::path dir = temp.file("");
+  const std::filesystem::path fixtures = comera::source_dir() + "/tests/fixtures/mnli";
+  for (const char* f : {"train.tsv", "dev_matched.tsv", "malformed.tsv"}) std::filesystem::copy_file(fixtures / f, dir / f);
+  nlohmann::json j = {{"dir", dir.string()}, {"train", "train.tsv"}, {"eval", "dev_matched.tsv"}, {"max_length", 32}};
+  const auto data = load_task_data(config(j));
+  // dev_matched.tsv: 5 rows, one with gold_label '-'.
+  CHECK(data.eval->size() == 4);
+  REQUIRE(data.notes.size() == 1);
+  CHECK_THAT(data.notes[0], Contains("dev_matched.tsv: 1 rows without a gold label"));
+  CHECK_THAT(describe_data(data), Contains("4 evaluation pairs") && Contains("\ndata: ") && Contains("left out"));
+
+  std::ifstream plain(dir / "dev_matched.tsv", std::ios::binary);
+  write_gzip((dir / "dev.tsv.gz").string(), std::string(std::istreambuf_iterator<char>(plain), {}));
+  j["eval"] = "dev.tsv.gz";
+  CHECK(load_task_data(config(j)).eval->size() == 4);
+
+  j["eval"] = "malformed.tsv";
+  CHECK_THROWS_WITH(load_task_data(config(j)), Contains("malformed.tsv:") && Contains("data.skip_malformed"));
+  j["skip_malformed"] = true;
+  const auto skipping = load_task_data(config(j));
+  CHECK(skipping.eval->size() > 0);
+  CHECK_THAT(skipping.notes.back(), Contains("malformed lines skipped (the first: ") && Contains("malformed.tsv:"));
+  // Unset, the key is absent from the config, so configs recorded before it existed still match.
+  j.erase("skip_malformed");
+  CHECK_FALSE(config(j).to_json().dump().find("skip_malformed") != std::string::npos);
+}
+
 TEST_CASE("single texts: [CLS] text [SEP], segments 0, the classes the labels need", "[task_data]") {
   comera::testing::TempDir temp;
   const std::filesystem::path dir = temp.file("");
@@ -127,13 +158,17 @@ TEST_CASE("single texts: [CLS] text [SEP], segments 0, the classes the labels ne
   bad = base;
   bad["train"] = "missing.jsonl";
   CHECK_THROWS_WITH(load_task_data(config(bad)), Contains("missing.jsonl not found") && Contains("data.dir"));
+  std::filesystem::create_directories(dir / "folder.jsonl");
+  bad["train"] = "folder.jsonl";
+  CHECK_THROWS_WITH(load_task_data(config(bad)), Contains("folder.jsonl is a folder, not a file: data.train"));
 }
 
 TEST_CASE("single-text files: a malformed line is an error naming file and line", "[task_data]") {
   comera::testing::TempDir temp;
   const std::string file = temp.file("texts.jsonl");
   const std::pair<std::string, std::string> cases[] = {
-      {"not json", "not a JSON object"},
+      {"not json", "not valid JSON (["},
+      {"[1, 2]", "not a JSON object"},
       {R"({"label": 1})", "no \"text\" string"},
       {R"({"text": 3, "label": 1})", "no \"text\" string"},
       {R"({"text": "a"})", "no \"label\" integer >= 0"},
@@ -144,5 +179,12 @@ TEST_CASE("single-text files: a malformed line is an error naming file and line"
     std::ofstream(file) << R"({"text": "fine", "label": 0})" << "\n\n" << line << "\n";
     CHECK_THROWS_WITH(read_text_jsonl(file), Contains(file + ":3: " + problem));
   }
+  std::ofstream(file) << "{\"text\": \"caf\xe9\", \"label\": 1}\n";
+  CHECK_THROWS_WITH(read_text_jsonl(file), Contains(file + ":1: not valid JSON (") && Contains("UTF-8"));
   CHECK_THROWS_WITH(read_text_jsonl(temp.file("none.jsonl")), Contains("cannot open"));
+  comera::write_gzip(temp.file("texts.jsonl.gz"), "{\"text\": \"packed\", \"label\": 4}\n");
+  const auto packed = read_text_jsonl(temp.file("texts.jsonl.gz"));
+  REQUIRE(packed.size() == 1);
+  CHECK(packed[0].text == "packed");
+  CHECK(packed[0].label == 4);
 }

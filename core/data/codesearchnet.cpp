@@ -108,9 +108,13 @@ std::vector<CodeFunction> read_codesearchnet_file(const std::string& path, int64
   std::string line;
   while ((limit <= 0 || static_cast<int64_t>(functions.size()) < limit) && in.next(line)) {
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
-    const auto row = nlohmann::json::parse(line, nullptr, /*allow_exceptions=*/false);
     try {
-      if (row.is_discarded()) throw Error("not valid JSON");
+      nlohmann::json row;
+      try {
+        row = nlohmann::json::parse(line);
+      } catch (const nlohmann::json::parse_error& e) {
+        throw Error(std::string("not valid JSON (") + e.what() + ")");
+      }
       functions.push_back(parse_code_function(row));
     } catch (const Error& e) {
       throw Error(path + ":" + std::to_string(in.line_number()) + ": " + e.what() +
@@ -151,6 +155,10 @@ std::vector<std::string> codesearchnet_files(const std::string& root, const std:
       throw Error("no " + language + "_" + split + "_{k}.jsonl.gz file in " + dir.string() +
                   " (check data.dir and data.languages)");
     std::sort(found.begin(), found.end());
+    // A part kept both plain and compressed (after `gunzip -k`) would be read twice.
+    for (size_t i = 1; i < found.size(); ++i)
+      if (found[i].first == found[i - 1].first)
+        throw Error(found[i - 1].second + " and " + found[i].second + " hold the same part: remove one of them");
     for (auto& f : found) files.push_back(std::move(f.second));
   }
   return files;

@@ -54,7 +54,8 @@ class CodeSearchNetFormat : public DataFormat {
     require_corpus(config);
     return load_token_task(
         config, corpus_dir(config), examples == "unimodal" ? 1 : 2,
-        [&](const std::string& file, const std::string&, int64_t limit, const WordPieceTokenizer& tokenizer) {
+        [&](const std::string& file, const std::string&, int64_t limit, const WordPieceTokenizer& tokenizer,
+            std::vector<std::string>&) {
           const auto dir = std::filesystem::path(file).parent_path().string();
           const auto split = std::filesystem::path(file).filename().string();
           return std::make_shared<CodeDataset>(CodeDataset::encode(read_codesearchnet(dir, split, languages, limit),

@@ -56,6 +56,7 @@ const std::vector<int64_t>& criteo_kaggle_table_sizes() {
 
 std::string parse_criteo_line(std::string_view line, const CriteoFormat& format, ClickLine& out) {
   if (!line.empty() && line.back() == '\r') line.remove_suffix(1);
+  if (line.empty()) return "an empty line";
   const size_t expected = 1 + static_cast<size_t>(format.dense_features) + format.table_sizes.size();
   std::vector<std::string_view> fields;
   fields.reserve(expected);
@@ -129,10 +130,10 @@ bool CriteoReader::next_in_order(ClickLine& out) {
     if (line_ <= options_.lines.begin) continue;
     const auto problem = parse_criteo_line(line_text_, format_, out);
     if (problem.empty()) return true;
+    const auto where = path_ + ":" + std::to_string(line_) + ": " + problem;
     if (!options_.skip_malformed)
-      throw Error(path_ + ":" + std::to_string(line_) + ": " + problem +
-                  " (fix the line, or skip malformed lines and count them)");
-    ++skipped_;
+      throw Error(where + " (fix the line, or set data.criteo.skip_malformed to skip such lines and count them)");
+    if (skipped_++ == 0) first_skipped_ = where;
   }
 }
 
@@ -194,13 +195,24 @@ Batch ClickDataset::batch(const std::vector<int64_t>& indices) const {
 
 std::shared_ptr<ClickDataset> load_click_dataset(const std::string& path, const CriteoFormat& format,
                                                  const CriteoReadOptions& options, int64_t limit,
-                                                 int64_t* skipped) {
+                                                 SkippedLines* skipped) {
   CriteoReader reader(path, format, options);
   auto data = std::make_shared<ClickDataset>(format);
   ClickLine line;
   while ((limit <= 0 || data->size() < limit) && reader.next(line)) data->add(line);
-  if (skipped) *skipped = reader.skipped();
+  if (skipped) *skipped = {reader.skipped(), reader.first_skipped()};
   return data;
+}
+
+int64_t count_click_lines(const std::string& path, const CriteoFormat& format, const CriteoReadOptions& options,
+                          SkippedLines* skipped) {
+  auto in_order = options;
+  in_order.shuffle_buffer = 0;
+  CriteoReader reader(path, format, in_order);
+  int64_t examples = 0;
+  for (ClickLine line; reader.next(line);) ++examples;
+  if (skipped) *skipped = {reader.skipped(), reader.first_skipped()};
+  return examples;
 }
 
 }  // namespace comera

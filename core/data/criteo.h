@@ -69,6 +69,7 @@ class CriteoReader {
   // unless skip_malformed.
   bool next(ClickLine& out);
   int64_t skipped() const { return skipped_; }  // malformed lines skipped so far
+  const std::string& first_skipped() const { return first_skipped_; }  // "file:line: problem"
   int64_t lines_read() const { return line_; }
 
  private:
@@ -80,6 +81,7 @@ class CriteoReader {
   std::unique_ptr<GzipLineReader> source_;
   std::string line_text_;
   int64_t line_ = 0, skipped_ = 0;
+  std::string first_skipped_;
   std::vector<ClickLine> buffer_;
   Rng rng_;
   bool drained_ = false;
@@ -105,10 +107,21 @@ class ClickDataset : public Dataset {
   std::vector<int32_t> ids_;
 };
 
+// The malformed lines a read skipped: how many, and the first ("file:line: problem").
+struct SkippedLines {
+  int64_t count = 0;
+  std::string first;
+};
+
 // Reads a range of a file into a ClickDataset (at most `limit` examples; 0 = all). `skipped`,
 // when given, receives the malformed lines skipped.
 std::shared_ptr<ClickDataset> load_click_dataset(const std::string& path, const CriteoFormat& format,
                                                  const CriteoReadOptions& options, int64_t limit = 0,
-                                                 int64_t* skipped = nullptr);
+                                                 SkippedLines* skipped = nullptr);
+
+// The examples a range holds, read through once (a streamed log's epoch length); `skipped` as
+// above. Throws on the first malformed line unless options.skip_malformed.
+int64_t count_click_lines(const std::string& path, const CriteoFormat& format, const CriteoReadOptions& options,
+                          SkippedLines* skipped = nullptr);
 
 }  // namespace comera

@@ -74,24 +74,28 @@ class ClickLogFormat : public DataFormat {
       eval_read.lines = c.at("eval_part") == "test" ? split.test : split.validation;
     }
     TaskData data;
+    SkippedLines skipped_train, skipped_eval;
     if (c.at("stream").get<bool>()) {
-      // Read afresh every epoch; the line counts give the epochs' steps.
+      // Read afresh every epoch; the examples counted give the epochs' steps. Lines that may be
+      // skipped are found by reading the range through once, so no epoch is shorter than said.
       const int64_t buffer = c.at("shuffle_buffer");
-      auto lines = [](const std::string& file, const LineRange& range) {
-        return range.end >= 0 ? range.end - range.begin : count_lines(file) - range.begin;
+      auto examples = [&](const std::string& file, const CriteoReadOptions& read, SkippedLines& skipped) {
+        if (read.skip_malformed) return count_click_lines(file, format, read, &skipped);
+        return read.lines.end >= 0 ? read.lines.end - read.lines.begin : count_lines(file) - read.lines.begin;
       };
       data.train = std::make_shared<ClickStreamDataset>(train_file, format, train_read,
-                                                        lines(train_file, train_read.lines), buffer,
+                                                        examples(train_file, train_read, skipped_train), buffer,
                                                         config.train_limit);
       data.eval = std::make_shared<ClickStreamDataset>(eval_file, format, eval_read,
-                                                       lines(eval_file, eval_read.lines), buffer,
+                                                       examples(eval_file, eval_read, skipped_eval), buffer,
                                                        config.eval_limit);
     } else {
-      int64_t skipped_train = 0, skipped_eval = 0;
       data.train = load_click_dataset(train_file, format, train_read, config.train_limit, &skipped_train);
       data.eval = load_click_dataset(eval_file, format, eval_read, config.eval_limit, &skipped_eval);
-      data.skipped = skipped_train + skipped_eval;
     }
+    for (const auto* s : {&skipped_train, &skipped_eval})
+      if (s->count > 0)
+        data.notes.push_back(std::to_string(s->count) + " malformed click lines skipped (the first: " + s->first + ")");
     data.info.dense_features = format.dense_features;
     data.info.table_sizes = format.table_sizes;
     data.info.classes = 2;

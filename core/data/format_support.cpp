@@ -10,6 +10,8 @@
 namespace comera {
 
 void require_file(const std::string& file, const std::string& key, const std::string& fix) {
+  if (std::filesystem::is_directory(file))
+    throw Error(file + " is a folder, not a file: " + key + " names a file in data.dir (" + fix + ")");
   if (std::filesystem::exists(file)) return;
   if (std::filesystem::exists(file + ".gz"))  // e.g. written by `comera data synth-criteo --gzip`
     throw Error(file + " not found, but " + file + ".gz is: name the compressed file in " + key +
@@ -39,8 +41,8 @@ TaskData load_token_task(const DataConfig& config, const std::string& dir, int64
   TaskData data;
   data.train_file = (std::filesystem::path(dir) / config.train).string();
   data.eval_file = (std::filesystem::path(dir) / config.eval).string();
-  const auto train = load_split(data.train_file, "data.train", config.train_limit, tokenizer);
-  const auto eval = load_split(data.eval_file, "data.eval", config.eval_limit, tokenizer);
+  const auto train = load_split(data.train_file, "data.train", config.train_limit, tokenizer, data.notes);
+  const auto eval = load_split(data.eval_file, "data.eval", config.eval_limit, tokenizer, data.notes);
   data.train = train;
   data.eval = eval;
   data.info.vocab_size = tokenizer.size();

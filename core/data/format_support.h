@@ -25,9 +25,11 @@ void limit_to(std::vector<T>& examples, int64_t limit) {
 // A generator wrote `dir` (its summary.json says "synthetic": true).
 bool is_synthetic(const std::string& dir);
 
-// One split's examples, encoded: `file` is dir/<data.train or data.eval>, `key` that setting.
+// One split's examples, encoded: `file` is dir/<data.train or data.eval>, `key` that setting;
+// what reading left out goes into `notes` (TaskData::notes).
 using SplitLoader = std::function<std::shared_ptr<const TokenDataset>(
-    const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer)>;
+    const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer,
+    std::vector<std::string>& notes)>;
 
 // How to make a missing split: `build` (the command that makes the default task) when data.dir
 // is unset, else a check of the settings that name it.

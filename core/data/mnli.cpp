@@ -1,11 +1,11 @@
 #include "core/data/mnli.h"
 
 #include "core/util/error.h"
+#include "core/util/gzip_lines.h"
 
 #include <nlohmann/json.hpp>
 
 #include <algorithm>
-#include <fstream>
 #include <functional>
 #include <optional>
 
@@ -43,14 +43,13 @@ using HeaderParser = std::function<RowParser(const std::string& header)>;
 std::vector<PairExample> read_lines(const std::string& path, const PairReadOptions& options,
                                     PairReadStats* stats, const HeaderParser& header,
                                     RowParser row) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + ": check the path (MNLI: the .tsv or .jsonl files)");
+  GzipLineReader in(path);
   PairReadStats local;
   PairReadStats& s = stats ? *stats : local;
   s = PairReadStats{};
   std::vector<PairExample> examples;
   int64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string line; in.next(line);) {
     ++line_no;
     if (line_no == 1 && line.rfind("\xEF\xBB\xBF", 0) == 0) line.erase(0, 3);  // UTF-8 BOM
     if (!line.empty() && line.back() == '\r') line.pop_back();
@@ -71,7 +70,7 @@ std::vector<PairExample> read_lines(const std::string& path, const PairReadOptio
     } catch (const Malformed& m) {
       const std::string where = path + ":" + std::to_string(line_no) + ": " + m.what;
       if (!options.skip_malformed)
-        throw Error(where + " (fix the line, or read with skip_malformed to skip such lines)");
+        throw Error(where + " (fix the line, or set data.skip_malformed to skip such lines and count them)");
       if (s.malformed++ == 0) s.first_malformed = where;
     }
   }
@@ -157,9 +156,11 @@ std::vector<PairExample> read_mnli_jsonl(const std::string& path, const PairRead
 
 std::vector<PairExample> read_mnli(const std::string& path, const PairReadOptions& options,
                                    PairReadStats* stats) {
-  if (ends_with(path, ".jsonl")) return read_mnli_jsonl(path, options, stats);
-  if (ends_with(path, ".tsv") || ends_with(path, ".txt")) return read_mnli_tsv(path, options, stats);
-  throw Error(path + ": unknown pair file type; MNLI files end in .tsv, .txt or .jsonl");
+  const auto name = ends_with(path, ".gz") ? path.substr(0, path.size() - 3) : path;
+  if (ends_with(name, ".jsonl")) return read_mnli_jsonl(path, options, stats);
+  if (ends_with(name, ".tsv") || ends_with(name, ".txt")) return read_mnli_tsv(path, options, stats);
+  throw Error(path + ": unknown pair file type; MNLI files end in .tsv, .txt or .jsonl (each may be gzip-compressed, "
+              "with .gz after it)");
 }
 
 }  // namespace comera

@@ -4,6 +4,7 @@
 //    sentence2 and gold_label are found by name, fields are split on tabs only (no quoting);
 //  - JSONL (multinli_1.0_*.jsonl): one object per line with sentence1, sentence2, gold_label
 //    (and optionally pairID).
+// Either may be gzip-compressed (".gz" after the name).
 // Labels: entailment = 0, neutral = 1, contradiction = 2. Rows whose gold_label is "-" (no
 // annotator majority) are skipped and counted, as every MNLI loader does.
 #include <array>
@@ -43,7 +44,7 @@ std::vector<PairExample> read_mnli_tsv(const std::string& path, const PairReadOp
 std::vector<PairExample> read_mnli_jsonl(const std::string& path,
                                          const PairReadOptions& options = {},
                                          PairReadStats* stats = nullptr);
-// By extension: .jsonl -> JSONL; .tsv or .txt -> TSV; anything else is an error.
+// By extension (before any .gz): .jsonl -> JSONL; .tsv or .txt -> TSV; anything else is an error.
 std::vector<PairExample> read_mnli(const std::string& path, const PairReadOptions& options = {},
                                    PairReadStats* stats = nullptr);
 

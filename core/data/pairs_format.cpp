@@ -28,10 +28,11 @@ class PairsFormat : public DataFormat {
   std::string default_train() const override { return "train.jsonl"; }
   // MNLI: dev_matched.tsv or multinli_1.0_dev_matched.jsonl
   std::string default_eval() const override { return "dev.jsonl"; }
-  std::vector<std::string> keys() const override { return {"labels"}; }
+  std::vector<std::string> keys() const override { return {"labels", "skip_malformed"}; }
 
   // labels: keep these gold labels (e.g. ["entailment"]: a docstring with its own code, for
-  // masked-LM pre-training); empty = all.
+  // masked-LM pre-training); empty = all. skip_malformed: count and skip malformed lines
+  // instead of failing on the first.
   nlohmann::json read(const ConfigReader& r, const DataConfig&) const override {
     auto labels = nlohmann::json::array();
     if (r.has("labels")) {
@@ -48,16 +49,29 @@ class PairsFormat : public DataFormat {
         labels.push_back(label);
       }
     }
-    return {{"labels", labels}};
+    nlohmann::json settings = {{"labels", labels}};
+    // Only when set, so configs (and their hashes) recorded before the key existed still match.
+    if (r.boolean("skip_malformed", false)) settings["skip_malformed"] = true;
+    return settings;
   }
 
   TaskData load(const DataConfig& config) const override {
     const auto labels = config.settings.at("labels").get<std::vector<std::string>>();
+    PairReadOptions read;
+    read.skip_malformed = config.settings.value("skip_malformed", false);
     return load_token_task(
         config, dir(config), 2,
-        [&](const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer) {
+        [&](const std::string& file, const std::string& key, int64_t limit, const WordPieceTokenizer& tokenizer,
+            std::vector<std::string>& notes) {
           require_file(file, key, fix(config));
-          auto examples = read_mnli(file);
+          PairReadStats stats;
+          auto examples = read_mnli(file, read, &stats);
+          if (stats.no_gold_label > 0)
+            notes.push_back(file + ": " + std::to_string(stats.no_gold_label) +
+                            " rows without a gold label ('-': no annotator majority) left out");
+          if (stats.malformed > 0)
+            notes.push_back(std::to_string(stats.malformed) + " malformed lines skipped (the first: " +
+                            stats.first_malformed + ")");
           if (!labels.empty())
             examples.erase(std::remove_if(examples.begin(), examples.end(),
                                           [&](const PairExample& e) {

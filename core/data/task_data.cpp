@@ -48,6 +48,14 @@ DataConfig completed(const DataConfig& config, const DataFormat& format) {
 
 }  // namespace
 
+std::string describe_data(const TaskData& data) {
+  std::string text = "data: " + std::string(data.synthetic ? "SYNTHETIC, " : "") + std::to_string(data.train->size()) +
+                     " training " + data.train->unit() + " (" + data.train_file + "), " +
+                     std::to_string(data.eval->size()) + " evaluation " + data.eval->unit() + " (" + data.eval_file + ")";
+  for (const auto& note : data.notes) text += "\ndata: " + note;
+  return text;
+}
+
 TaskData load_task_data(const DataConfig& config) {
   const auto& format = find_data_format(config.format);
   return format.load(completed(config, format));

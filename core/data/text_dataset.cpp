@@ -1,20 +1,18 @@
 #include "core/data/text_dataset.h"
 
 #include "core/util/error.h"
+#include "core/util/gzip_lines.h"
 
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
-#include <fstream>
-
 namespace comera {
 
 std::vector<TextExample> read_text_jsonl(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error("cannot open " + path + ": check the path (single-text JSONL: {\"text\", \"label\"} rows)");
+  GzipLineReader in(path);
   std::vector<TextExample> examples;
   int64_t line_no = 0;
-  for (std::string line; std::getline(in, line);) {
+  for (std::string line; in.next(line);) {
     ++line_no;
     if (line.find_first_not_of(" \t\r") == std::string::npos) continue;
     auto fail = [&](const std::string& problem) {
@@ -22,8 +20,13 @@ std::vector<TextExample> read_text_jsonl(const std::string& path) {
                    " (each line must be a JSON object with \"text\" (a string) and \"label\" (an "
                    "integer >= 0))");
     };
-    const auto row = nlohmann::json::parse(line, nullptr, false);
-    if (row.is_discarded() || !row.is_object()) throw fail("not a JSON object");
+    nlohmann::json row;
+    try {
+      row = nlohmann::json::parse(line);
+    } catch (const nlohmann::json::parse_error& e) {
+      throw fail(std::string("not valid JSON (") + e.what() + ")");
+    }
+    if (!row.is_object()) throw fail("not a JSON object");
     const auto text = row.find("text"), label = row.find("label");
     if (text == row.end() || !text->is_string()) throw fail("no \"text\" string");
     if (label == row.end() || !label->is_number_integer() || label->get<int64_t>() < 0)

@@ -18,8 +18,8 @@ struct TextExample {
 };
 
 // One JSON object per line with "text" (a string) and "label" (an integer >= 0); other keys are
-// kept for people, not read. Blank lines are skipped; any other malformed line is an error
-// naming the file and the line.
+// kept for people, not read; plain or gzip-compressed. Blank lines are skipped; any other
+// malformed line is an error naming the file, the line and, for bad JSON, the parser's reason.
 std::vector<TextExample> read_text_jsonl(const std::string& path);
 
 // [CLS] text [SEP], the text's tokens cut from the end to fit max_length.

@@ -20,7 +20,7 @@ class TextFormat : public DataFormat {
   TaskData load(const DataConfig& config) const override {
     return load_token_task(config, dir(config), 1,
                            [&](const std::string& file, const std::string& key, int64_t limit,
-                               const WordPieceTokenizer& tokenizer) {
+                               const WordPieceTokenizer& tokenizer, std::vector<std::string>&) {
                              require_file(file, key, fix(config));
                              auto examples = read_text_jsonl(file);
                              limit_to(examples, limit);

@@ -130,10 +130,13 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
   const FastKernelsGuard kernels(options_.fast_kernels);
   memory_baseline_ = options_.memory_baseline >= 0 ? options_.memory_baseline : idle_rss_bytes();
   if (options_.parallel) model_spec_.model_kind().check_data_parallel(model_spec_.settings);
+  // What reading left out often says why a split is empty (every line malformed, say).
+  std::string left_out;
+  for (const auto& note : data_.notes) left_out += "; " + note;
   if (!data_.train || data_.train->size() == 0)
-    throw Error("the training set is empty (check the data directory)");
+    throw Error("the training set is empty (check the data directory" + left_out + ")");
   if (!data_.eval || data_.eval->size() == 0)
-    throw Error("the evaluation set is empty (check the data directory and data.eval)");
+    throw Error("the evaluation set is empty (check the data directory and data.eval" + left_out + ")");
   for (size_t i = 0; i < config_.length_phases.size(); ++i)
     if (data_.info.max_length > 0 && config_.length_phases[i].max_length > data_.info.max_length)
       throw Error("training.length_phases[" + std::to_string(i) + "].max_length " +

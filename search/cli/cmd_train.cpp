@@ -164,8 +164,8 @@ int run(int argc, char** argv) {
       cxxopts::value<int64_t>())(
       "epochs", "Override training.epochs", cxxopts::value<int64_t>())(
       "seed", "Override training.seed", cxxopts::value<int64_t>())(
-      "train-limit", "Use only the first N training examples (data.train_limit)", cxxopts::value<int64_t>())(
-      "eval-limit", "Use only the first N evaluation examples (data.eval_limit)", cxxopts::value<int64_t>())(
+      "train-limit", "Use only the first N training examples (data.train_limit; CodeSearchNet: per language)", cxxopts::value<int64_t>())(
+      "eval-limit", "Use only the first N evaluation examples (data.eval_limit; CodeSearchNet: per language)", cxxopts::value<int64_t>())(
       "dense", "Train the same architecture with every layer dense (the baseline), at the rates of "
                 "method_settings.dense.optimizer where the experiment gives them")(
       "fixed-ranks", "Start every tensorized layer at these ranks and keep them (no size terms, no late stage, "
@@ -291,11 +291,7 @@ int run(int argc, char** argv) {
 
   out << "loading data..." << std::endl;
   auto data = load_task_data(e.data);
-  out << "data: " << (data.synthetic ? "SYNTHETIC, " : "") << data.train->size() << " training "
-            << data.train->unit() << " (" << data.train_file << "), " << data.eval->size()
-            << " evaluation " << data.eval->unit() << " (" << data.eval_file << ")"
-            << (data.skipped ? ", " + std::to_string(data.skipped) + " malformed lines skipped" : "")
-            << std::endl;
+  out << describe_data(data) << std::endl;
 
   ProgressLine line(root && !r.count("quiet"), root);
   RecordedRunOptions ro;

@@ -18,9 +18,7 @@ const TaskData& TrialRunner::data(const DataConfig& config) {
     };
     say("loading data...");
     it = data_.emplace(key, load_task_data(config)).first;
-    const auto& d = it->second;
-    say("data: " + std::to_string(d.train->size()) + " training " + d.train->unit() + " (" + d.train_file +
-        "), " + std::to_string(d.eval->size()) + " evaluation " + d.eval->unit() + " (" + d.eval_file + ")");
+    say(describe_data(it->second));
   }
   return it->second;
 }
