@@ -210,3 +210,32 @@ TEST_CASE("a run whose trial is claimed elsewhere stops and records nothing over
   CHECK(now->state == store::TrialState::Running);
   CHECK(now->worker == "w2");
 }
+
+TEST_CASE("a run that lost its claim records no epoch into the trial, even before its heartbeat notices",
+          "[lifecycle]") {
+  TempDir dir;
+  const auto path = dir.file("r.db");
+  auto db = store::ResultsDb::open(path);
+  auto e = experiment();
+  e["training"]["epochs"] = 30;  // left whole, the run would write epochs past the takeover
+  const auto claim = claimed(db, e);
+  const auto& study = claim.first;
+  const auto& trial = claim.second;
+  const auto data = testing::pairs_data(testing::synthetic_pairs(8, 1), testing::synthetic_pairs(4, 2));
+  RecordedRunOptions o;
+  o.heartbeat_interval = std::chrono::hours(1);  // only the records can notice
+  RecordedRun run(parse_experiment(e), data, o, &db);
+  run.record_in(db, trial.id, "w");
+  size_t epochs_at_takeover = 0;
+  std::thread thief([&] {
+    auto other = store::ResultsDb::open(path);
+    while (store::read_epochs(other.sql(), trial.id).size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    store::requeue_trial(other, trial.id, store::TrialState::Running, "w");
+    store::claim_next_trial(other, study.id, "w2", current_environment());
+    epochs_at_takeover = store::read_epochs(other.sql(), trial.id).size();
+  });
+  CHECK_THROWS_WITH(run.run(), Catch::Matchers::Contains("is no longer this worker's"));
+  thief.join();
+  CHECK(store::read_epochs(db.sql(), trial.id).size() == epochs_at_takeover);
+  CHECK(store::load_trial(db, trial.id)->worker == "w2");
+}

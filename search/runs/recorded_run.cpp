@@ -6,6 +6,7 @@
 #include "core/layers/tt_linear.h"
 #include "core/util/error.h"
 #include "search/environment.h"
+#include "search/store/trial_queue.h"
 #include "search/tuner/tuner.h"
 
 #include <torch/nn/module.h>
@@ -97,6 +98,9 @@ RunResult RecordedRun::run() {
   try {
     plan_layers();
     result = trainer_->run();
+  } catch (const store::LostClaim&) {
+    // A record found the claim lost before the heartbeat did.
+    lost_ = true;
   } catch (const std::exception& ex) {
     heartbeat_.reset();
     if (recorder_ && !lost_) recorder_->fail(error_message(ex));
@@ -105,8 +109,8 @@ RunResult RecordedRun::run() {
   heartbeat_.reset();
   if (lost_)
     throw Error("trial " + std::to_string(recorder_->trial_id()) + " is no longer this worker's (declared "
-                "stale and claimed again): its run stopped at step " + std::to_string(result.steps) +
-                ", recording nothing");
+                "stale and claimed again): its run stopped at step " + std::to_string(trainer_->state().step) +
+                ", recording nothing more");
   if (recorder_) {
     try {
       // Pruned at the last epoch, the run is complete all the same.

@@ -108,15 +108,21 @@ void TrialRecorder::epoch(const EpochMetrics& m) {
   record.step = m.step;
   record.stage = m.stage;
   record.metrics = recorded_values(m);
-  store::record_epoch(db_, trial_id_, record);
   std::vector<store::LayerRanks> ranks;
   for (const auto& l : m.size.layers) ranks.push_back({l.name, l.ranks, l.exact});
-  store::record_layer_ranks(db_, trial_id_, m.epoch, ranks);
+  db_.write([&] {
+    store::require_held(db_, trial_id_, worker_);
+    store::record_epoch(db_, trial_id_, record);
+    store::record_layer_ranks(db_, trial_id_, m.epoch, ranks);
+  });
   last_ = {record.metrics.begin(), record.metrics.end()};
 }
 
 void TrialRecorder::check(const EpochMetrics& m) {
-  store::record_check(db_, trial_id_, {m.step, m.epoch, recorded_values(m)});
+  db_.write([&] {
+    store::require_held(db_, trial_id_, worker_);
+    store::record_check(db_, trial_id_, {m.step, m.epoch, recorded_values(m)});
+  });
 }
 
 void TrialRecorder::finish(const RunResult& result) {

@@ -187,6 +187,15 @@ bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker) {
   });
 }
 
+void require_held(ResultsDb& db, int64_t trial_id, const std::string& worker) {
+  const auto trial = load_trial(db, trial_id);
+  if (!trial) throw Error("no trial " + std::to_string(trial_id) + " in " + db.path());
+  if (trial->worker != worker || trial->state != TrialState::Running)
+    throw LostClaim("trial " + std::to_string(trial->number) + " in " + db.path() + " is " + to_string(trial->state) +
+                " under worker '" + trial->worker + "', no longer held by worker '" + worker +
+                "' (declared stale and claimed again?): this run records nothing more into it");
+}
+
 void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,
                   const ObjectiveValues& objectives, const std::string& error) {
   if (state == TrialState::Queued || state == TrialState::Running)

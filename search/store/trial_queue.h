@@ -1,6 +1,7 @@
 #pragma once
 // The trial life cycle shared by sweep workers: enqueue, claim, heartbeat, finish, and recovery
 // of trials whose worker died. Each call is one short write transaction.
+#include "core/util/error.h"
 #include "search/environment.h"
 #include "search/store/objectives.h"
 #include "search/store/studies.h"
@@ -46,6 +47,17 @@ bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker);
 // Call it more often than the staleness limit; a heartbeat thread needs its own ResultsDb (one
 // connection must not be used by two threads at once).
 bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker);
+
+// Thrown by require_held: the trial is no longer the worker's to record into.
+class LostClaim : public Error {
+ public:
+  using Error::Error;
+};
+
+// Throws LostClaim, naming the trial's state and holder, unless it is running under `worker`: a
+// run that lost its claim (declared stale, claimed again) records nothing more into it. Call it
+// inside the db.write() that records.
+void require_held(ResultsDb& db, int64_t trial_id, const std::string& worker);
 
 // Ends a trial as complete, failed, diverged, killed or pruned, with its final objective values. Only
 // the worker that claimed it may finish it (also after it was declared stale, if not re-queued).
