@@ -137,4 +137,20 @@ TEST_CASE("OutputFile: checked before any work, then written whole or not at all
   std::filesystem::create_hard_link(dir.file("new.db"), dir.file("table.csv"));
   CHECK_THROWS_WITH(table.write_text([](std::ostream& o) { o << "rows"; }),
                     Contains("which this command reads"));
+
+  // A folder read ("dir/"): nothing inside it, at any depth or spelling, whether it exists yet.
+  std::filesystem::create_directories(dir.file("data"));
+  std::ofstream(dir.file("data/dev.jsonl")) << "{}";
+  for (const auto& inner : {dir.file("data/dev.jsonl"), dir.file("data/new/x.png"), dir.file("plots/../data/y.png")})
+    CHECK_THROWS_WITH(OutputFile(inner, "--plot", {dir.file("data") + "/"}),
+                      Contains("is inside " + dir.file("data") + "/, a folder this command reads"));
+  CHECK_THROWS_WITH(OutputFile(dir.file("checkpoints/s/x.png"), "--plot", {dir.file("checkpoints/s/")}),
+                    Contains("a folder this command reads"));
+  CHECK_NOTHROW(OutputFile(dir.file("data.png"), "--plot", {dir.file("data/")}));
+  CHECK_NOTHROW(OutputFile(dir.file("database/x.png"), "--plot", {dir.file("data/")}));
+  // Two outputs of one command on one file.
+  const OutputFile plot(dir.file("x.out"), "--plot", {}), report(dir.file("./x.out"), "--report", {});
+  CHECK_THROWS_WITH(plot.require_distinct(report), Contains("--plot") && Contains("--report") &&
+                                                       Contains("name the same file"));
+  CHECK_NOTHROW(plot.require_distinct(OutputFile(dir.file("y.out"), "--report", {})));
 }

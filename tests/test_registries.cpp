@@ -46,6 +46,7 @@ class MemoryPairs : public DataFormat {
     return data;
   }
   void require_files(const DataConfig&) const override {}  // made in memory: none
+  std::string folder(const DataConfig&) const override { return ""; }
 };
 
 // SignSGD: p -= lr * sign(grad). Stateless, so rank truncation has nothing to cut; it counts

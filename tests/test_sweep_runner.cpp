@@ -828,6 +828,12 @@ TEST_CASE("comera sweep --dry-run refuses the flags the run would refuse", "[swe
   CHECK_THAT(fails("--device cuda:99"), Contains("device cuda:99"));
   CHECK_THAT(fails("--report " + spec), Contains("--report") && Contains(spec));
   CHECK_THAT(fails("--plot " + dir.file("")), Contains("--plot"));
+  // Nothing the trials read or keep: their data, the study's checkpoints; nor one output twice.
+  const auto data = comera::source_dir() + "/tests/fixtures/mnli/";
+  CHECK_THAT(fails("--plot " + data + "train.tsv"), Contains("is inside " + data));
+  CHECK_THAT(fails("--report " + dir.file("checkpoints/tiny/r.html") + " --db " + dir.file("r.db")),
+             Contains("a folder this command reads"));
+  CHECK_THAT(fails("--plot " + dir.file("x") + " --report " + dir.file("x")), Contains("name the same file"));
   CHECK(comera::testing::run_cli("sweep " + spec + " --dry-run --stale-after 60").status == 0);
 }
 

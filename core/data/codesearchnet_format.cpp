@@ -63,6 +63,7 @@ class CodeSearchNetFormat : public DataFormat {
                                                                    config.max_length));
         });
   }
+  std::string folder(const DataConfig& config) const override { return corpus_dir(config); }
   void require_files(const DataConfig& config) const override {
     require_corpus(config);
     require_vocab_file(config.vocab.empty() ? default_vocab_path() : config.vocab);

@@ -59,6 +59,8 @@ class ClickLogFormat : public DataFormat {
     require_file(eval_file, "data.eval", fix);
   }
 
+  std::string folder(const DataConfig& config) const override { return config.dir; }
+
   TaskData load(const DataConfig& config) const override {
     require_files(config);
     const auto& c = config.settings.at("criteo");

@@ -32,6 +32,8 @@ class DataFormat {
   // Throws as load would when a file it reads is missing, reading none: what a sweep checks
   // before it queues trials that would each fail.
   virtual void require_files(const DataConfig& config) const = 0;
+  // The folder its files are read from (data.dir, or the format's default); "" for none.
+  virtual std::string folder(const DataConfig& config) const = 0;
 };
 
 // Adds a format (a name already taken is an error).

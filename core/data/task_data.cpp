@@ -1,6 +1,7 @@
 #include "core/data/task_data.h"
 
 #include "core/data/data_format.h"
+#include "core/data/wordpiece_tokenizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
 
@@ -59,6 +60,13 @@ std::string describe_data(const TaskData& data) {
 TaskData load_task_data(const DataConfig& config) {
   const auto& format = find_data_format(config.format);
   return format.load(completed(config, format));
+}
+
+std::vector<std::string> task_data_inputs(const DataConfig& config) {
+  const auto& format = find_data_format(config.format);
+  std::vector<std::string> inputs = {config.vocab.empty() ? default_vocab_path() : config.vocab};
+  if (const auto folder = format.folder(completed(config, format)); !folder.empty()) inputs.push_back(folder + "/");
+  return inputs;
 }
 
 void require_task_files(const DataConfig& config) {

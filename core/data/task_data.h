@@ -60,4 +60,8 @@ TaskData load_task_data(const DataConfig& config);
 // Throws the error load_task_data would for a missing file, reading none (DataFormat::require_files).
 void require_task_files(const DataConfig& config);
 
+// What load_task_data reads: the data folder (with a trailing '/', as OutputFile takes folders)
+// and the vocabulary file; for checking that no output lands on them.
+std::vector<std::string> task_data_inputs(const DataConfig& config);
+
 }  // namespace comera

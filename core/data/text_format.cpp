@@ -29,6 +29,7 @@ class TextFormat : public DataFormat {
                            });
   }
   void require_files(const DataConfig& config) const override { require_token_files(config, dir(config), fix(config)); }
+  std::string folder(const DataConfig& config) const override { return dir(config); }
 
  private:
   static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_wordnet_dir() : config.dir; }

@@ -18,16 +18,28 @@ namespace fs = std::filesystem;
 
 namespace {
 
+// Resolved as far as it exists ("..", links), absolute.
+fs::path resolved(const fs::path& p) {
+  std::error_code error;
+  const fs::path full = fs::weakly_canonical(fs::absolute(p), error);
+  return error ? fs::absolute(p).lexically_normal() : full;
+}
+
+// `path` lies inside `folder` ("dir/": the trailing '/' is dropped first).
+bool inside(const fs::path& path, std::string folder) {
+  while (folder.size() > 1 && folder.back() == '/') folder.pop_back();
+  const auto p = resolved(path), f = resolved(folder);
+  auto b = p.begin();
+  for (auto a = f.begin(); a != f.end(); ++a, ++b)
+    if (b == p.end() || *a != *b) return false;
+  return b != p.end();
+}
+
 // Both exist: the same file (hard links, symbolic links, "..", bind mounts all count). Otherwise
 // the same path once resolved as far as it exists.
 bool same_file(const fs::path& a, const fs::path& b) {
   std::error_code ec;
   if (fs::exists(a, ec) && fs::exists(b, ec)) return fs::equivalent(a, b, ec);
-  const auto resolved = [](const fs::path& p) {
-    std::error_code error;
-    const fs::path full = fs::weakly_canonical(fs::absolute(p), error);
-    return error ? fs::absolute(p).lexically_normal() : full;
-  };
   return resolved(a) == resolved(b);
 }
 
@@ -62,12 +74,24 @@ OutputFile::OutputFile(std::string path, std::string flag, std::vector<std::stri
   check();
 }
 
+void OutputFile::require_distinct(const OutputFile& other) const {
+  if (same_file(path_, other.path_))
+    throw Error(flag_ + " " + path_ + " and " + other.flag_ + " " + other.path_ +
+                " name the same file, so one would replace the other: give each its own file name");
+}
+
 void OutputFile::check() const {
   const std::string named = flag_ + " " + path_;
   if (path_.empty()) throw Error(flag_ + " needs a file name");
   if (fs::is_directory(path_)) throw Error(named + " is a folder: give " + flag_ + " a file name");
   for (const auto& read : reads_) {
     if (read.empty()) continue;  // an optional input not given
+    if (read.back() == '/') {
+      if (inside(path_, read))
+        throw Error(named + " is inside " + read + ", a folder this command reads: give " + flag_ +
+                    " a file name outside it (nothing was written)");
+      continue;
+    }
     for (const char* side : {"", "-wal", "-shm", "-journal"})
       if (same_file(path_, read + side))
         throw Error(named + " is " + read + side + ", which this command reads: give " + flag_ +

@@ -14,10 +14,13 @@ class OutputFile {
   // Throws comera::Error naming `flag` (e.g. "--plot"), the path and the fix when `path` is a
   // folder, an existing SQLite database, or one of `reads` (or its -wal, -shm, -journal side
   // files): by filesystem identity, so links and other spellings count; by resolved path while
-  // either does not exist yet. Creates nothing.
+  // either does not exist yet. A read ending in '/' is a folder (data, checkpoints): no output
+  // inside it. Creates nothing.
   OutputFile(std::string path, std::string flag, std::vector<std::string> reads);
 
   const std::string& path() const { return path_; }
+  // Throws when `other` names the same file: one output would replace the other.
+  void require_distinct(const OutputFile& other) const;
 
   // Checks again (a file read may have appeared since), calls fill with a fresh temporary path
   // beside the output (its folder created if missing), then renames it into place. If fill

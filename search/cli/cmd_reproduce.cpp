@@ -64,7 +64,6 @@ int run(int argc, char** argv) {
   const std::string db_file = r["db"].as<std::string>().empty() ? stem + ".db" : r["db"].as<std::string>();
   const std::string md_file = r["out"].as<std::string>().empty() ? stem + ".md" : r["out"].as<std::string>();
   const std::string reference = r["reference"].as<std::string>();
-  const OutputFile md(md_file, "--out", {db_file, reference, spec.file});
   sweep::PublishedFigures figures(reference);
   figures.load();  // before the runs, which may take hours
 
@@ -81,6 +80,9 @@ int run(int argc, char** argv) {
     axes["repeats"] = seeds;
   }
   const auto sweep_spec = sweep::parse_sweep_spec(sweep_json, spec.file, reference);
+  auto reads = sweep::sweep_inputs(sweep_spec, db_file);
+  reads.push_back(reference);
+  const OutputFile md(md_file, "--out", reads);
   sweep::SweepOptions so;
   so.db_path = db_file;
   ProgressLine line(!r.count("quiet"), true);

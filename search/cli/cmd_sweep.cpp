@@ -133,14 +133,12 @@ int run(int argc, char** argv) {
   sweep::check_sweep_options(spec, so);
   // The dry run refuses what the run would, so a listed plan is one that starts.
   so.db_path = db_path(r);
-  std::optional<OutputFile> png;
-  if (!r["plot"].as<std::string>().empty())
-    png.emplace(r["plot"].as<std::string>(), "--plot",
-                std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
-  std::optional<OutputFile> html;
-  if (!r["report"].as<std::string>().empty())
-    html.emplace(r["report"].as<std::string>(), "--report",
-                 std::vector<std::string>{so.db_path, spec.file, spec.base_file, r["reference"].as<std::string>()});
+  auto reads = sweep::sweep_inputs(spec, so.db_path);
+  reads.push_back(r["reference"].as<std::string>());
+  std::optional<OutputFile> png, html;
+  if (!r["plot"].as<std::string>().empty()) png.emplace(r["plot"].as<std::string>(), "--plot", reads);
+  if (!r["report"].as<std::string>().empty()) html.emplace(r["report"].as<std::string>(), "--report", reads);
+  if (png && html) png->require_distinct(*html);
   if (r.count("device")) {
     const auto device = parse_device(r["device"].as<std::string>());
     require_device(device);

@@ -128,8 +128,12 @@ RunResult RecordedRun::run() {
   return result;
 }
 
+std::string checkpoint_folder(const std::string& db_path, const std::string& study) {
+  return (std::filesystem::absolute(db_path).parent_path() / "checkpoints" / study).string();
+}
+
 std::string trial_checkpoint(const std::string& db_path, const store::Trial& trial) {
-  const auto folder = std::filesystem::absolute(db_path).parent_path() / "checkpoints" / trial.study;
+  const std::filesystem::path folder = checkpoint_folder(db_path, trial.study);
   return (folder / ("trial-" + std::to_string(trial.number) + "-" + trial.uid.substr(0, 12) + ".pt")).string();
 }
 

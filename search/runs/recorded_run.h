@@ -79,7 +79,11 @@ class RecordedRun {
   std::optional<store::Decision> pruned_;
 };
 
-// Where a sweep keeps the checkpoint of a trial: beside its database, by study, number and uid
+// The folder of a study's checkpoints (its trials' and their early-stage copies): beside its
+// database, by study.
+std::string checkpoint_folder(const std::string& db_path, const std::string& study);
+
+// Where a sweep keeps the checkpoint of a trial: in checkpoint_folder, by number and uid
 // (unique across databases, so shards in one folder never share one).
 std::string trial_checkpoint(const std::string& db_path, const store::Trial& trial);
 

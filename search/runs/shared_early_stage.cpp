@@ -1,6 +1,7 @@
 #include "search/runs/shared_early_stage.h"
 
 #include "core/training/checkpoint.h"
+#include "search/runs/recorded_run.h"
 #include "search/store/canonical_json.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/layer_ranks.h"
@@ -42,7 +43,7 @@ std::string early_stage_key(const ExperimentConfig& e) {
 std::string early_stage_checkpoint(const std::string& db_path, const store::Trial& trial, const ExperimentConfig& e) {
   const auto key = early_stage_key(e);
   if (key.empty()) return "";
-  const auto folder = std::filesystem::absolute(db_path).parent_path() / "checkpoints" / trial.study;
+  const std::filesystem::path folder = checkpoint_folder(db_path, trial.study);
   return (folder / ("early-" + key.substr(0, 16) + "-" + trial.uid.substr(0, 12) + ".pt")).string();
 }
 

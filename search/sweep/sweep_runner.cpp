@@ -5,6 +5,7 @@
 #include "core/util/error.h"
 #include "core/util/format.h"
 #include "search/environment.h"
+#include "search/runs/recorded_run.h"
 #include "search/runs/trial_recorder.h"
 #include "search/store/canonical_json.h"
 #include "search/store/trial_queue.h"
@@ -52,20 +53,27 @@ size_t requeue_orphans(store::ResultsDb& db, const std::string& study,
 }
 
 // A missing data file would fail every trial that reads it: named before anything is queued.
-void require_data(const SweepSpec& spec, const std::vector<nlohmann::json>& trials) {
-  if (spec.step) return;  // steps on random tokens read no data
+// The distinct data sections the trials read (an adaptive sweep's proposals: its base's).
+std::vector<DataConfig> trial_data(const SweepSpec& spec, const std::vector<nlohmann::json>& trials) {
+  std::vector<DataConfig> out;
+  if (spec.step) return out;  // steps on random tokens read no data
   std::set<std::string> seen;
-  auto check = [&seen](const nlohmann::json& experiment) {
-    if (!seen.insert(experiment.value("data", nlohmann::json::object()).dump()).second) return;
-    try {
-      require_task_files(parse_experiment(experiment).data);
-    } catch (const Error& e) {
-      throw Error(std::string(e.what()) + "; no trial was queued");
-    }
+  auto add = [&](const nlohmann::json& experiment) {
+    if (seen.insert(experiment.value("data", nlohmann::json::object()).dump()).second)
+      out.push_back(parse_experiment(experiment).data);
   };
-  if (spec.sampling.adaptive) check(spec.base);  // what its proposals read
+  if (spec.sampling.adaptive) add(spec.base);
   for (const auto& t : trials)
-    if (t.contains("experiment")) check(t.at("experiment"));
+    if (t.contains("experiment")) add(t.at("experiment"));
+  return out;
+}
+
+void require_data(const SweepSpec& spec, const std::vector<nlohmann::json>& trials) {
+  for (const auto& data : trial_data(spec, trials)) try {
+      require_task_files(data);
+    } catch (const Error& e) {
+      throw Error(std::string(e.what()) + "; this sweep queued and ran nothing");
+    }
 }
 
 // Pruned trials of this sweep back in the queue, each with a decision that keeps it from being
@@ -109,6 +117,15 @@ void check_sweep_options(const SweepSpec& spec, const SweepOptions& options) {
   if (options.propose_only > 0 && (!adaptive || options.shard.count > 1))
     throw Error(std::string("--propose: ") + (adaptive ? "a shard runs what was proposed; propose without --shard"
                                                        : "only an adaptive sweep (\"sampling\": {\"method\": \"adaptive\"}) proposes trials"));
+}
+
+std::vector<std::string> sweep_inputs(const SweepSpec& spec, const std::string& db_path) {
+  std::vector<std::string> inputs = {spec.file, spec.base_file, db_path, checkpoint_folder(db_path, spec.name) + "/"};
+  for (const auto& data : trial_data(spec, expand_trials(spec))) {
+    const auto read = task_data_inputs(data);
+    inputs.insert(inputs.end(), read.begin(), read.end());
+  }
+  return inputs;
 }
 
 SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options) {

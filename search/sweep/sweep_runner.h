@@ -62,6 +62,11 @@ inline constexpr int kFailuresToStop = 3;
 // naming the last one's error.
 SweepReport run_sweep(const SweepSpec& spec, const SweepOptions& options);
 
+// What a sweep into `db_path` reads or keeps: the spec and its base, the database, the trials'
+// data folders and vocabularies, the study's checkpoint folder (folders end in '/', as
+// OutputFile takes them). An output named on the command line may be none of them.
+std::vector<std::string> sweep_inputs(const SweepSpec& spec, const std::string& db_path);
+
 // "12 trials: 10 complete, 1 diverged, 1 queued".
 std::string describe_states(const SweepReport& report);
 
