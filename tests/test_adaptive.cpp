@@ -262,7 +262,7 @@ TEST_CASE("an adaptive sweep whose trials all fail stops after a few, naming the
   auto no_data = adaptive_spec({{"epochs", 4}});
   no_data["base"]["data"]["dir"] = dir.file("missing");
   CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(no_data), quiet(dir.file("n.db"))),
-                    Contains("missing/train.tsv not found") && Contains("no trial was queued"));
+                    Contains("missing/train.tsv not found") && Contains("this sweep queued and ran nothing"));
   CHECK_FALSE(std::filesystem::exists(dir.file("n.db")));
 }
 

@@ -316,7 +316,7 @@ TEST_CASE("a grid sweep whose data is missing names the file and queues nothing"
   json j = tiny_sweep(1);
   j["base"]["data"]["dir"] = dir.file("nowhere");
   CHECK_THROWS_WITH(run_sweep(parse_sweep_spec(j), quiet_options(dir.file("r.db"))),
-                    Contains("nowhere/train.tsv not found") && Contains("data.dir") && Contains("no trial was queued"));
+                    Contains("nowhere/train.tsv not found") && Contains("data.dir") && Contains("this sweep queued and ran nothing"));
   CHECK_FALSE(std::filesystem::exists(dir.file("r.db")));
 }
 
