@@ -15,6 +15,7 @@
 #include "core/util/error.h"
 #include "core/util/source_dir.h"
 #include "tests/support/catch.h"
+#include "tests/support/reads_back.h"
 
 #include <ATen/ATen.h>
 #include <torch/nn/modules/embedding.h>
@@ -231,6 +232,8 @@ TEST_CASE("every preset in experiments/ loads", "[models]") {
     if (entry.path().extension() != ".json") continue;
     INFO(entry.path());
     const auto e = load_experiment(entry.path().string());
+    // As recorded (to_json), it reads back as the same experiment.
+    CHECK(comera::testing::reads_back(e.to_json()) == "");
     if (e.model.kind == "dlrm") continue;  // test_dlrm.cpp loads those
     CHECK(e.model.kind == "transformer");
     CHECK(parse_model_config(e.model.settings).any_tensorized());

@@ -12,6 +12,7 @@
 #include "search/sweep/trial_expansion.h"
 #include "core/models/model_config.h"
 #include "tests/support/catch.h"
+#include "tests/support/reads_back.h"
 #include "tests/support/temp_dir.h"
 
 #include <filesystem>
@@ -377,7 +378,13 @@ TEST_CASE("every sweep spec in experiments/sweeps loads and expands to trials th
         trials.push_back(point_trial(spec, choices));
       }
     CHECK(trials.size() >= 2);
-    for (const auto& t : trials) CHECK_NOTHROW(parse_experiment(t.at("experiment")));
+    for (const auto& t : trials) {
+      CHECK_NOTHROW(parse_experiment(t.at("experiment")));
+      // The experiment as recorded (ExperimentConfig::to_json) reads back as the same experiment.
+      const auto recorded = parse_experiment(t.at("experiment")).to_json();
+      INFO(recorded.dump());
+      CHECK(comera::testing::reads_back(recorded) == "");
+    }
     ++specs;
   }
   CHECK(specs >= 1);

@@ -424,6 +424,24 @@ TEST_CASE("config errors for model kinds, tasks, optimisers and devices", "[trai
                                                     {"dta", nlohmann::json::object()}}),
                     Contains("dta: unknown key") && Contains("known keys here: data, ") &&
                         Contains("method_settings"));
+  // Given by a user, two ways to say one thing are refused; the recorded form (known by its
+  // "omega" pair, the unused start 0) reads back as what it records.
+  const nlohmann::json late = {{"start_epoch", 1}, {"size_target", 500}, {"size_ratio", 0.3}};
+  CHECK_THROWS_WITH(experiment({{"kind", "toy"}}, {{"task", "lean"}, {"epochs", 2}, {"late_stage", late}}),
+                    Contains("size_target (absolute) or size_ratio, not both"));
+  auto recorded = late;
+  recorded["omega"] = {0.5, 2};
+  const auto r = experiment({{"kind", "toy"}}, {{"task", "lean"}, {"epochs", 2}, {"late_stage", recorded}});
+  CHECK(r.training.late.size_target == 500);
+  CHECK(r.training.late.omega_loss == 0.5);
+  CHECK(r.training.late.omega_size == 2);
+  recorded["omega_loss"] = 1;
+  CHECK_THROWS_WITH(experiment({{"kind", "toy"}}, {{"task", "lean"}, {"epochs", 2}, {"late_stage", recorded}}),
+                    Contains("training.late_stage.omega: give omega_loss and omega_size, or the recorded pair"));
+  const nlohmann::json phases = {{{"max_length", 8}}, {{"start_epoch", 1}, {"start_step", 5}, {"max_length", 16}}};
+  CHECK_THROWS_WITH(experiment({{"kind", "toy"}}, {{"task", "lean"}, {"epochs", 2}, {"length_phases", phases}}),
+                    Contains("length_phases[1]: give start_epoch or start_step, not both"));
+
   const auto e = experiment({{"kind", "toy"}}, {{"task", "lean"}, {"device", "cuda:0"}});
   if (!at::hasCUDA())
     CHECK_THROWS_WITH(Trainer(e.model, e.training, toy_data()), Contains("has no CUDA device"));

@@ -37,8 +37,9 @@ class CodeSearchNetFormat : public DataFormat {
     auto languages = nlohmann::json::array();
     if (r.has("languages")) {
       const auto& list = r.value("languages");
-      if (!list.is_array() || list.empty())
-        throw Error(r.key_path("languages") + ": expected a non-empty list such as [\"python\", \"go\"]");
+      // [] (as recorded): every language folder.
+      if (!list.is_array())
+        throw Error(r.key_path("languages") + ": expected a list such as [\"python\", \"go\"] ([] for all)");
       for (const auto& l : list) {
         if (!l.is_string() || l.get<std::string>().empty())
           throw Error(r.key_path("languages") + ": expected language names, got " + l.dump());

@@ -37,9 +37,10 @@ class PairsFormat : public DataFormat {
     auto labels = nlohmann::json::array();
     if (r.has("labels")) {
       const auto& list = r.value("labels");
-      if (!list.is_array() || list.empty())
-        throw Error(r.key_path("labels") + ": expected a non-empty list of gold labels "
-                    "(entailment, neutral, contradiction)");
+      // [] (as recorded): every gold label.
+      if (!list.is_array())
+        throw Error(r.key_path("labels") + ": expected a list of gold labels "
+                    "(entailment, neutral, contradiction; [] for all)");
       for (const auto& label : list) {
         if (!label.is_string())
           throw Error(r.key_path("labels") + ": expected label names, got " + label.dump());

@@ -29,7 +29,8 @@ ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string&
     // The training section first: which task the model is for decides what it must have.
     e.training = r.has("training") ? read_train_config(r.object("training")) : TrainConfig{};
     e.model = read_model_spec(r.object("model"), e.training.task);
-    if (r.has("data")) e.data = read_data_config(r.object("data"));
+    // Absent, the data section is read as empty: its format's defaults, as a recorded one holds.
+    e.data = read_data_config(r.has("data") ? r.object("data") : ConfigReader(nlohmann::json::object(), "data"));
     r.finish();
     return e;
   } catch (const Error& err) {

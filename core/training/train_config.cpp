@@ -134,7 +134,8 @@ std::vector<LengthPhase> read_length_phases(const ConfigReader& r, int64_t epoch
     if (!p.has("max_length")) throw Error(p.path() + ": say the phase's max_length (e.g. 128)");
     x.start_epoch = p.integer("start_epoch", 0, 0);
     x.start_step = p.integer("start_step", 0, 0);
-    if (p.has("start_epoch") && p.has("start_step"))
+    // A recorded phase (to_json) writes both, the unused one 0.
+    if (x.start_epoch > 0 && x.start_step > 0)
       throw Error(p.path() + ": give start_epoch or start_step, not both");
     p.finish();
     if (i == 0 && (x.start_epoch != 0 || x.start_step != 0))
@@ -208,10 +209,21 @@ TrainConfig read_train_config(const ConfigReader& r) {
     x.loss_target = l.number("loss_target", x.loss_target);
     x.size_target = l.number("size_target", 0);
     x.size_ratio = l.number("size_ratio", x.size_ratio, 0, 1);
-    if (l.has("size_target") && l.has("size_ratio"))
+    // The late stage as recorded (to_json) is known by its "omega" pair: it writes both sizes,
+    // size_target 0 when the ratio applies, and the omegas as [loss, size].
+    const bool recorded = l.has("omega");
+    if (l.has("size_target") && l.has("size_ratio") && !recorded)
       throw Error(l.path() + ": give size_target (absolute) or size_ratio, not both");
     x.omega_loss = l.number("omega_loss", x.omega_loss);
     x.omega_size = l.number("omega_size", x.omega_size);
+    if (recorded) {
+      if (l.has("omega_loss") || l.has("omega_size"))
+        throw Error(l.key_path("omega") + ": give omega_loss and omega_size, or the recorded pair omega, not both");
+      const auto& omega = l.value("omega");
+      if (!omega.is_array() || omega.size() != 2 || !omega[0].is_number() || !omega[1].is_number())
+        throw Error(l.key_path("omega") + ": expected the recorded pair [omega_loss, omega_size]");
+      x.omega_loss = omega[0].get<double>(), x.omega_size = omega[1].get<double>();
+    }
     x.lr_ranks = l.number("lr_ranks", x.lr_ranks);
     x.rho = l.number("rho", x.rho);
     const auto control = l.choice("control", "gradient", {"gradient", "cut"});
