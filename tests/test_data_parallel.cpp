@@ -411,8 +411,9 @@ TEST_CASE("a rank whose MASTER_PORT answers but never speaks gives up within its
 namespace {
 
 // The launcher's children by rank (RANK in their environment).
-std::map<int, pid_t> ranks_of(pid_t launcher) {
-  std::map<int, pid_t> out;
+// The live (not zombie) children of `parent`.
+std::vector<pid_t> children_of(pid_t parent) {
+  std::vector<pid_t> out;
   for (const auto& entry : std::filesystem::directory_iterator("/proc")) {
     const auto name = entry.path().filename().string();
     if (name.find_first_not_of("0123456789") != std::string::npos) continue;
@@ -422,13 +423,21 @@ std::map<int, pid_t> ranks_of(pid_t launcher) {
     if (close == std::string::npos) continue;
     std::istringstream fields(text.substr(close + 2));
     std::string state;
-    pid_t parent = 0;
-    fields >> state >> parent;
-    if (parent != launcher || state == "Z") continue;
-    std::ifstream environ(entry.path() / "environ");
+    pid_t ppid = 0;
+    fields >> state >> ppid;
+    if (ppid == parent && state != "Z") out.push_back(std::stoi(name));
+  }
+  return out;
+}
+
+// A launcher's ranks by their RANK variable.
+std::map<int, pid_t> ranks_of(pid_t launcher) {
+  std::map<int, pid_t> out;
+  for (const pid_t child : children_of(launcher)) {
+    std::ifstream environ("/proc/" + std::to_string(child) + "/environ");
     std::string env((std::istreambuf_iterator<char>(environ)), std::istreambuf_iterator<char>());
     for (size_t at = 0; at < env.size(); at = env.find('\0', at) + 1) {
-      if (env.compare(at, 5, "RANK=") == 0) out[std::stoi(env.substr(at + 5))] = std::stoi(name);
+      if (env.compare(at, 5, "RANK=") == 0) out[std::stoi(env.substr(at + 5))] = child;
       if (env.find('\0', at) == std::string::npos) break;
     }
   }
@@ -496,4 +505,80 @@ TEST_CASE("a killed rank 0 leaves its trial failed, not running; a killed launch
       std::this_thread::sleep_for(std::chrono::milliseconds(50));
     CHECK_FALSE(any_alive());
   }
+}
+
+TEST_CASE("a sweep worker killed during a 2-rank trial takes its launcher and ranks along; the trial resumes",
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
+  testing::TempDir dir;
+  write_pairs(dir.file(""), 400, 16);
+  auto base = experiment(dir.file(""), 24, 5);  // some 20 s of training: orphans would outlive the checks
+  base["training"]["nproc"] = 2;
+  const auto spec = dir.file("spec.json");
+  std::ofstream(spec) << nlohmann::json{{"name", "killed"}, {"base", base}, {"objectives", "size:min,eval_loss:min"},
+                                        {"axes", {{"set", {{"training.seed", {5}}}}}}}
+                             .dump();
+  const auto db = dir.file("r.db");
+  const std::vector<std::string> sweep = {"sweep", spec, "--db", db, "--quiet", "--no-front", "--threads", "1"};
+  const pid_t worker = testing::spawn_cli(sweep, dir.file("sweep.log"));
+  using Clock = std::chrono::steady_clock;
+  auto checkpoint_written = [&] {
+    const auto folder = dir.file("checkpoints/killed");
+    if (!std::filesystem::exists(folder)) return false;
+    for (const auto& f : std::filesystem::directory_iterator(folder))
+      if (f.path().extension() == ".pt") return true;
+    return false;
+  };
+  const auto t0 = Clock::now();
+  while (!checkpoint_written() && Clock::now() - t0 < std::chrono::seconds(90))
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+  REQUIRE(checkpoint_written());
+  const auto launchers = children_of(worker);
+  REQUIRE(launchers.size() == 1);
+  const auto ranks = ranks_of(launchers[0]);
+  REQUIRE(ranks.size() == 2);
+  ::kill(worker, SIGKILL);
+  testing::wait_cli(worker);
+  auto any_alive = [&] {
+    if (running(launchers[0])) return true;
+    for (const auto& item : ranks)
+      if (running(item.second)) return true;
+    return false;
+  };
+  const auto t1 = Clock::now();
+  while (any_alive() && Clock::now() - t1 < std::chrono::seconds(10))
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  CHECK_FALSE(any_alive());
+  auto state = [&] {
+    SQLite::Database sql(db, SQLite::OPEN_READONLY);
+    SQLite::Statement q(sql, "SELECT state, id, worker, (SELECT count(*) FROM epochs) FROM trials");
+    REQUIRE(q.executeStep());
+    return std::make_tuple(q.getColumn(0).getString(), q.getColumn(1).getInt64(), q.getColumn(2).getString(),
+                           q.getColumn(3).getInt());
+  };
+  CHECK(std::get<0>(state()) == "killed");
+  // Run again, the sweep resumes the trial and completes it.
+  const auto again = testing::run_cli("sweep " + spec + " --db " + db + " --quiet --no-front --threads 1");
+  INFO(again.output);
+  CHECK(again.status == 0);
+  const auto [ended, id, holder, epochs] = state();
+  CHECK(ended == "complete");
+  CHECK(epochs == 24);
+
+  // Ranks that ended their run before its outcome was recorded: the launcher asked again
+  // records it from the epochs, rather than leaving the trial to fail.
+  {
+    SQLite::Database sql(db, SQLite::OPEN_READWRITE);
+    sql.exec("UPDATE trials SET state = 'running'");
+  }
+  std::string checkpoint;
+  for (const auto& f : std::filesystem::directory_iterator(dir.file("checkpoints/killed")))
+    if (f.path().filename().string().rfind("trial-", 0) == 0 && f.path().extension() == ".pt") checkpoint = f.path();
+  const auto relaunched = testing::run_cli("train --config " + checkpoint + ".experiment.json --db " + db +
+                                           " --checkpoint " + checkpoint + " --resume --quiet --trial " +
+                                           std::to_string(id) + " --worker '" + holder + "' --threads 1");
+  INFO(relaunched.output);
+  CHECK(relaunched.status == 0);
+  CHECK_THAT(relaunched.output, Contains("has already ended: recording its outcome"));
+  CHECK(std::get<0>(state()) == "complete");
 }

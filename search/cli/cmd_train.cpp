@@ -255,6 +255,7 @@ int run(int argc, char** argv) {
         }
       };
     }
+    stop_with_launcher();  // a sweep worker that launched this one and died takes it along
     return launch_local_ranks(launch);
   }
   if (world) stop_with_launcher();
@@ -315,10 +316,14 @@ int run(int argc, char** argv) {
             << (trainer.resumed() ? "; resumed at step " + std::to_string(trainer.state().step) : "")
             << "; on " << trainer.device() << " in " << precision_name(e.training.precision)
             << (world ? ", " + std::to_string(world->size) + " data-parallel ranks" : "") << std::endl;
-  if (trainer.finished()) {
+  // A claimed trial whose run ended before its outcome was recorded gets it now (every rank
+  // goes on, so none waits for another at the run's closing barrier).
+  if (trainer.finished() && !r.count("trial")) {
     out << "nothing to do: the run in " << checkpoint << " has already ended" << std::endl;
     return 0;
   }
+  if (trainer.finished())
+    out << "the run in " << checkpoint << " has already ended: recording its outcome" << std::endl;
 
   int64_t trial_id = 0;
   if (db && r.count("trial")) {

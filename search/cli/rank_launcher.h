@@ -22,8 +22,9 @@ struct LaunchOptions {
   std::function<void(const std::string&)> on_root_failed;
 };
 
-// In a rank that a launcher started (COMERA_LAUNCHER_PID): asks for SIGTERM when the launcher
-// dies, so a killed launcher leaves no ranks running on as orphans (they stop resumably).
+// In a process another comera process started to supervise (COMERA_LAUNCHER_PID: a rank by its
+// launcher, a launcher by its sweep worker): asks for SIGTERM when that one dies, so a killed
+// parent leaves nothing running on as an orphan (it stops resumably).
 void stop_with_launcher();
 
 // The exit code of the run: 0 when every rank succeeded, else rank 0's if it failed, else the

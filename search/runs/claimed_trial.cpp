@@ -10,6 +10,7 @@
 #include "search/store/trial_queue.h"
 
 #include <nlohmann/json.hpp>
+#include <unistd.h>
 
 #include <csignal>
 #include <filesystem>
@@ -59,10 +60,11 @@ store::TrialState run_ranks(store::ResultsDb& db, const store::Trial& trial, con
   std::filesystem::create_directories(std::filesystem::path(config).parent_path());
   std::ofstream(config) << experiment.dump(2);
   say(o, name + ": " + std::to_string(nproc) + " data-parallel ranks (comera train --nproc " + std::to_string(nproc) + ")");
+  // COMERA_LAUNCHER_PID: should this worker die, the launcher stops its ranks resumably.
   const pid_t pid = start_child({o.program, "train", "--config", config, "--db", db.path(), "--checkpoint",
                                  checkpoint, "--resume", "--quiet", "--trial", std::to_string(trial.id),
                                  "--worker", worker},
-                                {}, name);
+                                {{"COMERA_LAUNCHER_PID", std::to_string(::getpid())}}, name);
   std::optional<int> status;
   bool forwarded = false;
   while (!(status = poll_process(pid))) {
