@@ -76,12 +76,17 @@ TEST_CASE("a train run's trial follows its checkpoint: continued while unfinishe
   CHECK(read_trial_link(checkpoint)->trial == first.id);
   CHECK(read_trial_link(checkpoint)->db == std::filesystem::absolute(db.path()).string());
 
-  // Resumed while running, and after being killed: the same trial, running again.
-  CHECK(link_trial(db, config, checkpoint, "w", true, "cpu").id == first.id);
+  // Resumed while running (its process killed), and after being killed: the same trial, running
+  // again, each resume one attempt more.
+  CHECK(first.attempts == 1);
+  const auto resumed = link_trial(db, config, checkpoint, "w", true, "cpu");
+  CHECK(resumed.id == first.id);
+  CHECK(resumed.attempts == 2);
   store::finish_trial(db, first.id, "w", store::TrialState::Killed, {}, "interrupted");
   const auto again = link_trial(db, config, checkpoint, "w", true, "cpu");
   CHECK(again.id == first.id);
   CHECK(again.state == store::TrialState::Running);
+  CHECK(again.attempts == 3);
   // A run started afresh, or one taken further after its trial completed, is a new trial.
   const auto fresh = link_trial(db, config, checkpoint, "w", false, "cpu");
   CHECK(fresh.id != first.id);

@@ -39,7 +39,7 @@ store::Trial link_trial(store::ResultsDb& db, const nlohmann::json& config, cons
   // A run taken further after its trial ended (complete, diverged) is a new trial.
   if (linked && (linked->state == store::TrialState::Running || linked->state == store::TrialState::Failed ||
                  linked->state == store::TrialState::Killed)) {
-    if (linked->state != store::TrialState::Running) store::resume_trial(db, linked->id, worker);
+    store::resume_trial(db, linked->id, worker);
     return *store::load_trial(db, linked->id);
   }
   const auto trial = store::start_run(db, config, worker, current_environment(device));

@@ -169,8 +169,8 @@ Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& 
 bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker) {
   return db.write([&] {
     SQLite::Statement update(db.sql(), "UPDATE trials SET state = 'running', ended_at = NULL, "
-                                       "error = NULL, heartbeat_at = " COMERA_SQL_NOW
-                                       " WHERE id = ? AND worker = ? AND state IN ('failed', 'killed')");
+                                       "error = NULL, attempts = attempts + 1, heartbeat_at = " COMERA_SQL_NOW
+                                       " WHERE id = ? AND worker = ? AND state IN ('failed', 'killed', 'running')");
     update.bind(1, trial_id);
     update.bind(2, worker);
     return update.exec() == 1;

@@ -38,8 +38,9 @@ std::optional<Trial> claim_next_trial_among(ResultsDb& db, int64_t study_id,
 Trial start_run(ResultsDb& db, const nlohmann::json& config, const std::string& worker,
                 const Environment& env);
 
-// A `comera train --resume` of a trial that ended failed or killed under `worker`: running
-// again. False when it is not in that state under that worker.
+// A `comera train --resume` of a trial that ended failed or killed under `worker`, or that a
+// killed process left running (its checkpoint's lock, taken first, says none holds it): running
+// again, one attempt more. False when it is not in such a state under that worker.
 bool resume_trial(ResultsDb& db, int64_t trial_id, const std::string& worker);
 
 // Refreshes the heartbeat (record_epoch does too); false when the trial is no longer running
