@@ -16,6 +16,7 @@
 #include "search/store/results_db.h"
 #include "search/store/schema.h"
 #include "search/store/studies.h"
+#include "search/store/trial_outcome.h"
 #include "search/store/trial_queue.h"
 #include "search/store/trials.h"
 #include "tests/support/catch.h"
@@ -1022,4 +1023,21 @@ TEST_CASE("a running trial's writes wait out another process's long write lock",
   CHECK(while_locked([&] { record_epoch(db, id, {0, 1, "early", {{"train_loss", 1.0}}, ""}); }) ==
         "");
   CHECK(sql_int(path, "SELECT COUNT(*) FROM epochs") == 1);
+}
+
+TEST_CASE("a late trial shows its configured targets before any late epoch records them", "[store]") {
+  TempDir dir;
+  auto db = ResultsDb::open(dir.file("r.db"));
+  const auto study = create_or_get_study(db, "s", json::object());
+  auto late = [](json stage) {
+    return json{{"kind", "late"}, {"experiment", {{"training", {{"late_stage", stage}}}}}};
+  };
+  const auto ids = enqueue_trials(db, study, {late({{"loss_target", 2.3}, {"size_ratio", 0.1}}),
+                                              late({{"loss_target", 2.5}, {"size_target", 4000}}),
+                                              late({{"loss_target", 2.7}}), json{{"kind", "dense"}}});
+  auto target = [&](int64_t id) { return trial_outcome(db, *load_trial(db, id)).target_text(); };
+  CHECK(target(ids[0]) == "L0 2.3, S0 0.1");
+  CHECK(target(ids[1]) == "L0 2.5, S0 4000 entries");
+  CHECK(target(ids[2]) == "L0 2.7");
+  CHECK(target(ids[3]).empty());
 }

@@ -24,9 +24,10 @@ TrialOutcome::TrialOutcome()
 
 std::string TrialOutcome::target_text() const {
   if (!std::isfinite(loss_target)) return "";
-  return "L0 " + format_real(loss_target) + ", S0 " +
-         (std::isfinite(size_ratio) ? format_real(std::round(size_ratio * 1000) / 1000)
-                                    : format_real(size_target) + " entries");
+  const std::string l0 = "L0 " + format_real(loss_target);
+  if (std::isfinite(size_ratio)) return l0 + ", S0 " + format_real(std::round(size_ratio * 1000) / 1000);
+  if (std::isfinite(size_target)) return l0 + ", S0 " + format_real(size_target) + " entries";
+  return l0;  // S0 the default ratio, not written in the config
 }
 
 std::string TrialOutcome::notes() const {
@@ -39,6 +40,15 @@ TrialOutcome trial_outcome(ResultsDb& db, const Trial& trial) {
   TrialOutcome out;
   const auto kind = trial.config.find("kind");
   if (kind != trial.config.end() && kind->is_string()) out.kind = kind->get<std::string>();
+  // The targets as configured, until a late epoch records them (queued, or stopped early).
+  const auto late = trial.config.value("/experiment/training/late_stage"_json_pointer, nlohmann::json::object());
+  if (late.contains("loss_target") && late["loss_target"].is_number()) {
+    out.loss_target = late["loss_target"].get<double>();
+    if (late.contains("size_target") && late["size_target"].is_number() && late["size_target"].get<double>() > 0)
+      out.size_target = late["size_target"].get<double>();
+    else if (late.contains("size_ratio") && late["size_ratio"].is_number())
+      out.size_ratio = late["size_ratio"].get<double>();
+  }
   const auto epochs = read_epochs(db.sql(), trial.id);
   out.epochs = static_cast<int64_t>(epochs.size());
   if (epochs.empty()) return out;
@@ -49,6 +59,7 @@ TrialOutcome trial_outcome(ResultsDb& db, const Trial& trial) {
                                                      : "early";
 
   if (last.stage == "late") {
+    out.size_ratio = std::nan("");
     out.loss_target = metric(last, "loss_target");
     out.size_target = metric(last, "size_target");
     out.size_vs_target = metric(last, "tensorized_size") / out.size_target;
