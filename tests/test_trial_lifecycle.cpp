@@ -3,6 +3,7 @@
 // claimed trial that times single steps recorded through the same recorder as training.
 #include "search/environment.h"
 #include "core/training/experiment.h"
+#include "core/util/error.h"
 #include "search/runs/claim_heartbeat.h"
 #include "search/runs/claimed_trial.h"
 #include "search/runs/recorded_run.h"
@@ -187,60 +188,63 @@ TEST_CASE("the heartbeat goes on without steps, from its own connection, and not
   CHECK(store::load_trial(db, trial.id)->worker == "w2");
 }
 
-TEST_CASE("a run whose trial is claimed elsewhere stops and records nothing over the new holder's",
-          "[lifecycle]") {
+namespace {
+
+// A run of `epochs` epochs recording into a claimed trial, taken from it (declared stale and
+// claimed by "w2") once it has recorded `before` epochs; its heartbeat beats every `beat`.
+struct LostRun {
+  std::string error;             // what run() threw
+  size_t at_takeover = 0, at_end = 0;  // epochs recorded then
+  std::optional<store::Trial> trial;   // afterwards
+};
+
+LostRun lose_claim(int64_t epochs, size_t before, std::chrono::milliseconds beat) {
   TempDir dir;
   const auto path = dir.file("r.db");
   auto db = store::ResultsDb::open(path);
   auto e = experiment();
-  e["training"]["epochs"] = 100000;  // it ends by losing its claim, long before this
-  const auto claim = claimed(db, e);
-  const auto& study = claim.first;
-  const auto& trial = claim.second;
+  e["training"]["epochs"] = epochs;
+  const auto [study, trial] = claimed(db, e);
   const auto data = testing::pairs_data(testing::synthetic_pairs(8, 1), testing::synthetic_pairs(4, 2));
   RecordedRunOptions o;
-  o.heartbeat_interval = std::chrono::milliseconds(20);
+  o.heartbeat_interval = beat;
   RecordedRun run(parse_experiment(e), data, o, &db);
   run.record_in(db, trial.id, "w");
-  std::thread thief([&] {
+  LostRun out;
+  std::thread thief([&, id = trial.id, study_id = study.id] {
     auto other = store::ResultsDb::open(path);
-    // Once an epoch is recorded, declare the trial stale and claim it as another worker.
-    while (store::read_epochs(other.sql(), trial.id).empty()) std::this_thread::sleep_for(std::chrono::milliseconds(5));
-    store::requeue_trial(other, trial.id, store::TrialState::Running, "w");
-    store::claim_next_trial(other, study.id, "w2", current_environment());
+    while (store::read_epochs(other.sql(), id).size() < before) std::this_thread::sleep_for(std::chrono::milliseconds(2));
+    store::requeue_trial(other, id, store::TrialState::Running, "w");
+    store::claim_next_trial(other, study_id, "w2", current_environment());
+    out.at_takeover = store::read_epochs(other.sql(), id).size();
   });
-  CHECK_THROWS_WITH(run.run(), Catch::Matchers::Contains("is no longer this worker's"));
+  try {
+    run.run();
+  } catch (const std::exception& ex) {
+    out.error = error_message(ex);
+  }
   thief.join();
-  const auto now = store::load_trial(db, trial.id);
-  CHECK(now->state == store::TrialState::Running);
-  CHECK(now->worker == "w2");
+  out.at_end = store::read_epochs(db.sql(), trial.id).size();
+  out.trial = store::load_trial(db, trial.id);
+  return out;
+}
+
+}  // namespace
+
+TEST_CASE("a run whose trial is claimed elsewhere stops and records nothing over the new holder's",
+          "[lifecycle]") {
+  // Its heartbeat notices first; it ends by losing its claim long before its epochs.
+  const auto lost = lose_claim(100000, 1, std::chrono::milliseconds(20));
+  CHECK_THAT(lost.error, Catch::Matchers::Contains("is no longer this worker's"));
+  CHECK(lost.trial->state == store::TrialState::Running);
+  CHECK(lost.trial->worker == "w2");
 }
 
 TEST_CASE("a run that lost its claim records no epoch into the trial, even before its heartbeat notices",
           "[lifecycle]") {
-  TempDir dir;
-  const auto path = dir.file("r.db");
-  auto db = store::ResultsDb::open(path);
-  auto e = experiment();
-  e["training"]["epochs"] = 30;  // left whole, the run would write epochs past the takeover
-  const auto claim = claimed(db, e);
-  const auto& study = claim.first;
-  const auto& trial = claim.second;
-  const auto data = testing::pairs_data(testing::synthetic_pairs(8, 1), testing::synthetic_pairs(4, 2));
-  RecordedRunOptions o;
-  o.heartbeat_interval = std::chrono::hours(1);  // only the records can notice
-  RecordedRun run(parse_experiment(e), data, o, &db);
-  run.record_in(db, trial.id, "w");
-  size_t epochs_at_takeover = 0;
-  std::thread thief([&] {
-    auto other = store::ResultsDb::open(path);
-    while (store::read_epochs(other.sql(), trial.id).size() < 2) std::this_thread::sleep_for(std::chrono::milliseconds(2));
-    store::requeue_trial(other, trial.id, store::TrialState::Running, "w");
-    store::claim_next_trial(other, study.id, "w2", current_environment());
-    epochs_at_takeover = store::read_epochs(other.sql(), trial.id).size();
-  });
-  CHECK_THROWS_WITH(run.run(), Catch::Matchers::Contains("is no longer this worker's"));
-  thief.join();
-  CHECK(store::read_epochs(db.sql(), trial.id).size() == epochs_at_takeover);
-  CHECK(store::load_trial(db, trial.id)->worker == "w2");
+  // Only the records can notice; left whole, the run would write epochs past the takeover.
+  const auto lost = lose_claim(30, 2, std::chrono::hours(1));
+  CHECK_THAT(lost.error, Catch::Matchers::Contains("is no longer this worker's"));
+  CHECK(lost.at_end == lost.at_takeover);
+  CHECK(lost.trial->worker == "w2");
 }
