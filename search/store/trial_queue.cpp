@@ -188,12 +188,16 @@ bool heartbeat(ResultsDb& db, int64_t trial_id, const std::string& worker) {
 }
 
 void require_held(ResultsDb& db, int64_t trial_id, const std::string& worker) {
-  const auto trial = load_trial(db, trial_id);
-  if (!trial) throw Error("no trial " + std::to_string(trial_id) + " in " + db.path());
-  if (trial->worker != worker || trial->state != TrialState::Running)
-    throw LostClaim("trial " + std::to_string(trial->number) + " in " + db.path() + " is " + to_string(trial->state) +
-                " under worker '" + trial->worker + "', no longer held by worker '" + worker +
-                "' (declared stale and claimed again?): this run records nothing more into it");
+  // Checked before every record, so only the three columns it judges by.
+  SQLite::Statement q(db.sql(), "SELECT number, state, worker FROM trials WHERE id = ?");
+  q.bind(1, trial_id);
+  if (!q.executeStep()) throw Error("no trial " + std::to_string(trial_id) + " in " + db.path());
+  const auto number = q.getColumn(0).getInt64();
+  const std::string state = q.getColumn(1).getString(), holder = q.getColumn(2).getString();
+  if (holder != worker || state != to_string(TrialState::Running))
+    throw LostClaim("trial " + std::to_string(number) + " in " + db.path() + " is " + state + " under worker '" +
+                    holder + "', no longer held by worker '" + worker +
+                    "' (declared stale and claimed again?): this run records nothing more into it");
 }
 
 void finish_trial(ResultsDb& db, int64_t trial_id, const std::string& worker, TrialState state,
