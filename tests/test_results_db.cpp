@@ -1041,3 +1041,31 @@ TEST_CASE("a late trial shows its configured targets before any late epoch recor
   CHECK(target(ids[2]) == "L0 2.7");
   CHECK(target(ids[3]).empty());
 }
+
+TEST_CASE("a running trial whose heartbeat stopped is told as such by runs list and runs show",
+          "[store][cli]") {
+  TempDir dir;
+  const std::string path = dir.file("r.db");
+  int64_t silent_id = 0;
+  {
+    auto db = ResultsDb::open(path);
+    const auto silent = start_run(db, {{"lr", 0.5}}, "gone", test_environment());
+    start_run(db, {{"lr", 0.1}}, "beating", test_environment());
+    silent_id = silent.id;
+  }
+  // Killed outright ten minutes ago: its last heartbeat is that old; the other one beats now.
+  sql_exec(path, "UPDATE trials SET heartbeat_at = strftime('%Y-%m-%dT%H:%M:%fZ', 'now', '-600 seconds') "
+                 "WHERE id = " + std::to_string(silent_id));
+  const auto listed = comera::testing::run_cli("runs list --db " + path);
+  CHECK(listed.status == 0);
+  CHECK_THAT(listed.output, Contains("no heartbeat for 10") && Contains("train --resume goes on"));
+  CHECK(std::count(listed.output.begin(), listed.output.end(), '\n') == 3);
+  const auto rows = json::parse(comera::testing::run_cli("runs list --json --db " + path).output);
+  REQUIRE(rows.size() == 2);
+  CHECK(rows[0]["heartbeat_age_s"].get<double>() == Approx(600).margin(60));
+  CHECK(rows[1]["heartbeat_age_s"].get<double>() < 60);
+  CHECK_THAT(comera::testing::run_cli("runs show " + std::to_string(silent_id) + " --db " + path).output,
+             Contains("no heartbeat for 10"));
+  CHECK_THAT(comera::testing::run_cli("runs show " + std::to_string(silent_id + 1) + " --db " + path).output,
+             !Contains("no heartbeat"));
+}

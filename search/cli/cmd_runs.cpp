@@ -1,8 +1,10 @@
 // `comera runs list` and `comera runs show`: trials of the results database (sweep trials and
 // plain `comera train` runs, which live in the "runs" study).
 #include "core/util/error.h"
+#include "core/util/format.h"
 #include "search/cli/command.h"
 #include "search/cli/db_option.h"
+#include "search/runs/trial_recorder.h"
 #include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/flat_table.h"
@@ -26,6 +28,15 @@ namespace comera::cli {
 namespace {
 
 using store::FlatTable;
+
+// A running trial whose heartbeat stopped: its process was killed outright or its host went
+// down, and nothing else will tell (a sweep marks it failed only when it next starts).
+std::string silence_note(store::ResultsDb& db, const store::Trial& t) {
+  const double age = store::heartbeat_age_s(db, t);
+  if (!(age > static_cast<double>(kMinStaleAfter.count()))) return "";
+  return "no heartbeat for " + format_duration(age) + ": its process may be gone (" +
+         (t.study == "runs" ? "train --resume goes on" : "running the sweep again goes on") + ")";
+}
 
 int list(int argc, char** argv) {
   auto options = make_options("runs list", "List trials and runs with their state and objectives");
@@ -64,7 +75,8 @@ int list(int argc, char** argv) {
     }
     row.push_back(store::readable_cell("size_vs_s0", outcome.size_vs_target));
     row.push_back(store::readable_cell("loss_vs_l0", outcome.loss_vs_target));
-    row.push_back(outcome.notes());
+    const auto notes = outcome.notes(), silent = silence_note(db, t);
+    row.push_back(notes.empty() || silent.empty() ? notes + silent : notes + "; " + silent);
     row.push_back(t.started_at);
     row.push_back(t.worker);
     table.rows.push_back(std::move(row));
@@ -107,6 +119,7 @@ int show(int argc, char** argv) {
             << store::to_string(t.state) << ", " << t.attempts << " attempt(s)\n"
             << "  started " << t.started_at << ", ended " << t.ended_at << ", worker " << t.worker
             << "\n";
+  if (const auto silent = silence_note(db, t); !silent.empty()) std::cout << "  " << silent << "\n";
   if (t.environment) std::cout << "  environment " << t.environment->to_json().dump() << "\n";
   if (!t.error.empty())
     std::cout << (t.state == store::TrialState::Failed ? "  error: " : "  ended: ") << t.error << "\n";

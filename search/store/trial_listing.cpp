@@ -18,7 +18,16 @@ nlohmann::json objectives_json(const ObjectiveValues& values) {
   return out;
 }
 
+double heartbeat_age_s(ResultsDb& db, const Trial& t) {
+  if (t.state != TrialState::Running || t.heartbeat_at.empty()) return NAN;
+  SQLite::Statement q(db.sql(), "SELECT (julianday('now') - julianday(?)) * 86400");
+  q.bind(1, t.heartbeat_at);
+  q.executeStep();
+  return q.getColumn(0).getDouble();
+}
+
 nlohmann::json trial_row_json(ResultsDb& db, const Trial& t) {
+  const double age = heartbeat_age_s(db, t);
   const auto outcome = trial_outcome(db, t);
   const bool late = std::isfinite(outcome.size_vs_target);
   return {{"id", t.id},
@@ -40,7 +49,8 @@ nlohmann::json trial_row_json(ResultsDb& db, const Trial& t) {
           {"config_hash", t.config_hash},
           {"started_at", t.started_at},
           {"ended_at", t.ended_at},
-          {"worker", t.worker}};
+          {"worker", t.worker},
+          {"heartbeat_age_s", std::isnan(age) ? nlohmann::json() : nlohmann::json(age)}};
 }
 
 FlatTable epoch_table(ResultsDb& db, const std::vector<EpochRecord>& epochs) {

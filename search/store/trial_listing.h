@@ -15,8 +15,12 @@ namespace comera::store {
 // {name: value}, non-finite values as "nan", "inf", "-inf".
 nlohmann::json objectives_json(const ObjectiveValues& values);
 
+// Seconds since a running trial's last heartbeat, by SQLite's clock (which writes them); NaN
+// for a trial that is not running or has none yet.
+double heartbeat_age_s(ResultsDb& db, const Trial& trial);
+
 // A trial's row of `runs list --json`: its kind, late-stage target, size/S0, lost layers,
-// state, seed, epochs, objectives and where it ran.
+// state, seed, epochs, objectives, where it ran and (running) its heartbeat's age.
 nlohmann::json trial_row_json(ResultsDb& db, const Trial& trial);
 
 // The epochs as a table: epoch, step, stage, then every metric recorded in display order.
