@@ -5,7 +5,9 @@
 // methods recording each like any trial; `comera bench methods` and its plot.
 #include "core/layers/low_rank_linear.h"
 #include "core/layers/lte_linear.h"
+#include "core/layers/size.h"
 #include "core/models/model_config.h"
+#include "core/models/transformer.h"
 #include "core/training/experiment.h"
 #include "core/training/galore.h"
 #include "core/training/method.h"
@@ -381,6 +383,23 @@ TEST_CASE("model.low_rank and model.lte choose layer kinds per layer", "[baselin
   wide.erase("low_rank");
   wide["lte"] = {{"attention", {{"rank", 12}}}};
   CHECK_THROWS_WITH(parse_model_config(wide), Contains("model.lte.attention.rank: 12 is above"));
+}
+
+TEST_CASE("low-rank and LTE layers count against the dense model they stand for", "[baselines]") {
+  const nlohmann::json base = {{"vocab", 50}, {"d_model", 8}, {"heads", 2}, {"layers", 1},
+                               {"ffn", 16}, {"max_positions", 8}, {"classes", 3}};
+  auto json = base;
+  json["low_rank"] = {{"attention", {{"rank", 2}}}};
+  json["lte"] = {{"ffn_in", {{"rank", 3}, {"heads", 2}}}};
+  const auto c = parse_model_config(json);
+  Transformer model(c);
+  const auto dense = model_size(*Transformer(c.dense())).total_params;
+  // Attention: 4 x (8x2 + 2x8) factors in place of 4 x 8x8 weights; ffn_in keeps its 8x16 W
+  // beside heads of 2 x (3x8 + 16x3).
+  const auto size = model_size(*model);
+  CHECK(size.total_params == dense - 4 * 64 + 4 * 32 + 2 * (24 + 48));
+  CHECK(size.dense_model_params == dense);
+  CHECK(size.compression() == Approx(static_cast<double>(dense) / static_cast<double>(dense + 16)));
 }
 
 TEST_CASE("the method key rewrites an experiment into explicit settings", "[baselines]") {

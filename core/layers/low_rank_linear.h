@@ -2,6 +2,8 @@
 // Linear layer with a rank-r factorised weight W = A·B (A: out x r, B: r x in), trained as
 // two dense factors: the plain low-rank baseline. Parameters "a", "b", "bias". The forward
 // never forms W: y = (x·Bᵀ)·Aᵀ + bias.
+#include "core/layers/dense_stand_in.h"
+
 #include <torch/arg.h>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
@@ -18,7 +20,7 @@ struct LowRankLinearOptions {
   TORCH_ARG(bool, bias) = true;
 };
 
-class LowRankLinearImpl : public torch::nn::Cloneable<LowRankLinearImpl> {
+class LowRankLinearImpl : public torch::nn::Cloneable<LowRankLinearImpl>, public DenseStandIn {
  public:
   explicit LowRankLinearImpl(LowRankLinearOptions options);
 
@@ -29,6 +31,8 @@ class LowRankLinearImpl : public torch::nn::Cloneable<LowRankLinearImpl> {
   // A·B, for checks and exports.
   at::Tensor weight() const;
   void pretty_print(std::ostream& stream) const override;
+  std::vector<at::Tensor> own_form() const override { return {a, b}; }
+  int64_t dense_in_place() const override { return options.in() * options.out(); }
 
   LowRankLinearOptions options;
   at::Tensor a, b, bias;  // bias undefined when options.bias() is false

@@ -7,6 +7,8 @@
 // factors become the new B', A' (they are kept, not re-initialised). In evaluation y = W·x + bias.
 // A starts orthogonal, scaled by sqrt(in / r); B starts at zero. W and bias have no gradient, so
 // only the factors carry optimiser state. A batch smaller than H leaves the last heads idle.
+#include "core/layers/dense_stand_in.h"
+
 #include <torch/arg.h>
 #include <torch/nn/cloneable.h>
 #include <torch/nn/pimpl.h>
@@ -26,7 +28,7 @@ struct LteLinearOptions {
   TORCH_ARG(bool, bias) = true;
 };
 
-class LteLinearImpl : public torch::nn::Cloneable<LteLinearImpl> {
+class LteLinearImpl : public torch::nn::Cloneable<LteLinearImpl>, public DenseStandIn {
  public:
   explicit LteLinearImpl(LteLinearOptions options);
 
@@ -41,6 +43,9 @@ class LteLinearImpl : public torch::nn::Cloneable<LteLinearImpl> {
   void merge();
   double scaling() const { return options.alpha() / static_cast<double>(options.rank()); }
   void pretty_print(std::ostream& stream) const override;
+  // The heads are extra; W is the dense layer's own.
+  std::vector<at::Tensor> own_form() const override { return {lora_a, lora_b}; }
+  int64_t dense_in_place() const override { return 0; }
 
   LteLinearOptions options;
   at::Tensor weight, bias;           // frozen (bias undefined when options.bias() is false)

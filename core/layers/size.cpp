@@ -1,6 +1,7 @@
 #include "core/layers/size.h"
 
 #include "core/kernels/fast_kernels.h"
+#include "core/layers/dense_stand_in.h"
 #include "core/util/error.h"
 
 #include <ATen/ATen.h>
@@ -168,14 +169,24 @@ ModelSize model_size(const torch::nn::Module& model) {
     size.dense_model_params += l.dense_equivalent;
     size.layers.push_back(std::move(l));
   }
+  // A stand-in's own form counts in the model, the dense layer's weight in its place in dense.
+  std::unordered_set<const void*> own_form;
+  auto stand_in = [&](const torch::nn::Module& m) {
+    const auto* s = dynamic_cast<const DenseStandIn*>(&m);
+    if (!s) return;
+    for (const auto& p : s->own_form()) own_form.insert(p.unsafeGetTensorImpl());
+    size.dense_model_params += s->dense_in_place();
+  };
+  stand_in(model);
+  for (const auto& m : model.modules(/*include_self=*/false)) stand_in(*m);
   std::unordered_set<const void*> seen;
   for (const auto& p : model.parameters(/*recurse=*/true)) {
     const void* impl = p.unsafeGetTensorImpl();
     if (tensorized_params.count(impl) || !seen.insert(impl).second) continue;
     size.dense_params += p.numel();
+    if (!own_form.count(impl)) size.dense_model_params += p.numel();
   }
   size.total_params = size.tensorized + size.rank_params + size.dense_params;
-  size.dense_model_params += size.dense_params;
   return size;
 }
 

@@ -34,7 +34,7 @@ struct LayerSize {
 struct ModelSize {
   int64_t tensorized = 0;     // S: sum of exact core sizes
   int64_t rank_params = 0;    // surviving rank-vector entries
-  int64_t dense_params = 0;   // every other parameter (biases, norms, dense layers)
+  int64_t dense_params = 0;   // every other parameter (biases, norms, dense layers, stand-ins)
   int64_t total_params = 0;   // tensorized + rank_params + dense_params
   int64_t dense_model_params = 0;  // the same architecture built dense
   double compression() const;      // dense_model_params / total_params
