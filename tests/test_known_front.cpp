@@ -268,3 +268,19 @@ TEST_CASE("a late stage by cuts stopped while a cut is on trial resumes as if ne
   CHECK(rest.epochs.back().size.layers.at(0).ranks == straight.epochs.back().size.layers.at(0).ranks);
   CHECK(rest.epochs.back().eval_loss == Approx(straight.epochs.back().eval_loss).epsilon(1e-12));
 }
+
+TEST_CASE("a run that training.max_steps ends while a cut is on trial judges the cut first", "[known_front]") {
+  (void)kRegistered;
+  auto e = late_experiment(3, 0.25, 1);
+  // The first decision (step 20 * 32 + 128) masks slices; the run's end falls inside their trial.
+  e.training.max_steps = 20 * 32 + 128 + 40;
+  TaskData data{std::make_shared<UnitVectors>(32), std::make_shared<UnitVectors>(1), {}, "", ""};
+  testing::TempDir dir;
+  TrainerOptions options;
+  options.checkpoint = dir.file("late.pt");  // the checkpoint's state holds the cuts
+  Trainer trainer(e.model, e.training, data, options);
+  const auto r = trainer.run();
+  REQUIRE(r.status == RunStatus::Completed);
+  CHECK(r.steps == e.training.max_steps);
+  CHECK(trainer.state().late_cuts.at("pending").empty());
+}

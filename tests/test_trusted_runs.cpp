@@ -8,6 +8,7 @@
 #include "core/layers/tt_linear.h"
 #include "core/models/model_kind.h"
 #include "core/training/checkpoint.h"
+#include "core/training/experiment.h"
 #include "core/training/trainer.h"
 #include "core/util/process.h"
 #include "core/util/source_dir.h"
@@ -317,4 +318,43 @@ TEST_CASE("train --trial names a trial missing from the database before any work
   INFO(r.output);
   CHECK(r.status == 1);
   CHECK_THAT(r.output, Contains("--trial 999: no trial 999 in") && !Contains("loading data"));
+}
+
+TEST_CASE("settings that would leave a run's ranks unpruned or its late stage unrun are refused before training",
+          "[trusted_runs]") {
+  const auto model = parse_model_spec(model_json());
+  auto experiment = [](nlohmann::json training, double threshold = 0.01) {
+    auto m = model_json();
+    m["rank_threshold"] = threshold;
+    return parse_experiment({{"name", "t"}, {"model", m}, {"training", training}});
+  };
+  // Folding set every d back to 1 at each truncation: no entry ever fell under the threshold.
+  CHECK_THROWS_WITH(experiment({{"early_stage", {{"gamma", 0.1}}}, {"truncation", {{"fold", true}}}}),
+                    Contains("training.truncation.fold") && Contains("no rank is pruned"));
+  CHECK(experiment({{"early_stage", {{"gamma", 0}}}, {"truncation", {{"fold", true}}}}).training.truncation.fold);
+  // Threshold 0: |d| >= 0 always.
+  CHECK_THROWS_WITH(experiment({{"early_stage", {{"gamma", 0.1}}}}, 0),
+                    Contains("model.rank_threshold: 0 prunes nothing") && Contains("early_stage.gamma"));
+  CHECK_THROWS_WITH(experiment({{"epochs", 2}, {"early_stage", {{"gamma", 0}}}, {"late_stage", {{"start_epoch", 1}}}}, 0),
+                    Contains("model.rank_threshold") && Contains("late_stage"));
+  CHECK(experiment({{"early_stage", {{"gamma", 0}}}}, 0).training.early.gamma == 0);
+  // Both starts: start_epoch was ignored.
+  CHECK_THROWS_WITH(experiment({{"epochs", 3}, {"late_stage", {{"start_epoch", 1}, {"start_step", 7}}}}),
+                    Contains("training.late_stage") && Contains("both say when") && Contains("give one"));
+
+  // 2 epochs of 2 steps: a late stage from step 4, or a max_steps of 2 before step 2, never runs.
+  auto late = training();
+  late.late.enabled = true;
+  late.late.start_step = 4;
+  CHECK_THROWS_WITH(Trainer(model, late, data()),
+                    Contains("training.late_stage.start_step 4 is past the run's last step (4 steps in 2 epochs)"));
+  late.late.start_step = 2;
+  late.max_steps = 2;
+  CHECK_THROWS_WITH(Trainer(model, late, data()),
+                    Contains("training.max_steps 2 ends the run before its late stage starts (step 2)"));
+  late.late.start_step = 0;
+  late.late.start_epoch = 1;
+  CHECK_THROWS_WITH(Trainer(model, late, data()), Contains("(step 2)"));
+  late.max_steps = 3;
+  CHECK_NOTHROW(Trainer(model, late, data()));
 }

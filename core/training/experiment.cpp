@@ -16,6 +16,20 @@ nlohmann::json ExperimentConfig::to_json() const {
   return j;
 }
 
+namespace {
+
+// |d| >= 0 always: at threshold 0 no entry is ever pruned, whatever shrinks the ranks.
+void require_pruning_threshold(const ExperimentConfig& e) {
+  const auto& t = e.training;
+  const double threshold = e.model.settings.value("rank_threshold", 1.0);
+  if (threshold > 0 || (t.early.gamma <= 0 && !t.late.enabled)) return;
+  throw Error("model.rank_threshold: 0 prunes nothing (a rank entry is pruned when |d| falls under it), while " +
+              std::string(t.late.enabled ? "training.late_stage" : "training.early_stage.gamma") +
+              " shrinks the ranks: give a threshold above 0 (the default is 0.01)");
+}
+
+}  // namespace
+
 ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string& file) {
   try {
     const auto applied = apply_method(json);
@@ -32,6 +46,7 @@ ExperimentConfig parse_experiment(const nlohmann::json& json, const std::string&
     // Absent, the data section is read as empty: its format's defaults, as a recorded one holds.
     e.data = read_data_config(r.has("data") ? r.object("data") : ConfigReader(nlohmann::json::object(), "data"));
     r.finish();
+    require_pruning_threshold(e);
     return e;
   } catch (const Error& err) {
     throw Error((file.empty() ? std::string() : file + ": ") + err.what());

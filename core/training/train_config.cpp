@@ -206,6 +206,10 @@ TrainConfig read_train_config(const ConfigReader& r) {
     x.start_step = l.integer("start_step", 0, 0);
     if (!l.has("start_epoch") && !l.has("start_step"))
       throw Error(l.path() + ": say when the late stage starts (add start_epoch or start_step)");
+    // A recorded late stage holds both, the unused one 0.
+    if (x.start_epoch > 0 && x.start_step > 0)
+      throw Error(l.path() + ": start_epoch " + std::to_string(x.start_epoch) + " and start_step " +
+                  std::to_string(x.start_step) + " both say when the late stage starts: give one");
     x.loss_target = l.number("loss_target", x.loss_target);
     x.size_target = l.number("size_target", 0);
     x.size_ratio = l.number("size_ratio", x.size_ratio, 0, 1);
@@ -263,6 +267,11 @@ TrainConfig read_train_config(const ConfigReader& r) {
       throw Error(t.key_path("every_steps") + ": required when truncation.when is \"steps\" "
                   "(e.g. 500)");
     c.truncation.fold = t.boolean("fold", false);
+    // Folding sets every d back to 1, undoing each entry's way down to the threshold.
+    if (c.truncation.fold && c.truncation.when != TruncateWhen::Never && (c.early.gamma > 0 || c.late.enabled))
+      throw Error(t.key_path("fold") + ": folding d into the cores sets every rank entry back to 1 at each "
+                  "truncation, so none ever falls under the threshold and no rank is pruned while early_stage.gamma "
+                  "or a late_stage shrinks the ranks: leave fold out (it changes no output)");
     t.finish();
   }
   if (!c.fixed_ranks.empty()) {

@@ -157,6 +157,19 @@ Trainer::Trainer(ModelSpec model, TrainConfig training, TaskData data, TrainerOp
     throw Error("training.batch_size " + std::to_string(config_.batch_size) + " is smaller than the " +
                 std::to_string(parallel->size()) + " data-parallel ranks: every rank needs an example "
                 "of each batch (raise the batch size or use fewer ranks)");
+  // A late stage past the run's end would leave a two-stage experiment early-stage only.
+  if (const auto& late = config_.late; late.enabled) {
+    const int64_t batches = (data_.train->size() + config_.batch_size - 1) / config_.batch_size;
+    const int64_t first = late.start_step > 0 ? late.start_step : late.start_epoch * batches;
+    const int64_t steps = config_.epochs * batches;
+    if (first >= steps)
+      throw Error("training.late_stage.start_step " + std::to_string(first) + " is past the run's last step (" +
+                  std::to_string(steps) + " steps in " + std::to_string(config_.epochs) +
+                  " epochs): lower it, or raise training.epochs");
+    if (config_.max_steps > 0 && first >= config_.max_steps)
+      throw Error("training.max_steps " + std::to_string(config_.max_steps) + " ends the run before its late stage "
+                  "starts (step " + std::to_string(first) + "): raise max_steps, or leave out training.late_stage");
+  }
   const bool writes = !parallel || parallel->world().is_root();
   if (!options_.checkpoint.empty() && writes)
     lock_ = std::make_unique<CheckpointLock>(options_.checkpoint);
@@ -565,10 +578,11 @@ RunResult Trainer::run() {
     }
     const bool partial = stop && state_.step_in_epoch < batches;
     if (stop && state_.step_in_epoch == 0) break;  // the limit fell on an epoch boundary
-    // Not at a partial stop: a resumed run must follow the uninterrupted one exactly.
-    // The run's end judges a cut still on trial: the model it leaves has no unjudged cut.
-    if (cuts_ && !partial && (state_.epoch + 1 >= config_.epochs ||
-                              (config_.max_steps > 0 && state_.step >= config_.max_steps)))
+    // The run's end judges a cut still on trial: the model it leaves has no unjudged cut. Its
+    // end is the last epoch's, or training.max_steps' even inside an epoch; a stop a resume
+    // goes on from judges nothing, so the resumed run follows the uninterrupted one exactly.
+    if (cuts_ && ((!partial && state_.epoch + 1 >= config_.epochs) ||
+                  (config_.max_steps > 0 && state_.step >= config_.max_steps)))
       report(cuts_->resolve(model(), *optimizer_, state_.size_target, trunc.fold));
     if (trunc.when == TruncateWhen::Epoch && !partial) truncate_unless_trying();
     if (options_.on_progress) {
