@@ -313,6 +313,34 @@ TEST_CASE("data.format criteo loads click batches for the trainer", "[criteo]") 
   CHECK(load_task_data(read_data_config(ConfigReader(j, "data"))).train->size() == 3);
 }
 
+TEST_CASE("a relative data.dir missing here is read from comera's home, as the presets' data/ folders are",
+          "[criteo]") {
+  TempDir home;
+  std::filesystem::create_directories(home.file("data/clicks"));
+  std::filesystem::copy_file(fixture("good.txt"), home.file("data/clicks/train.txt"));
+  std::filesystem::copy_file(fixture("good.txt"), home.file("data/clicks/eval.txt"));
+  const nlohmann::json j = {{"format", "criteo"}, {"dir", "data/clicks"},
+                            {"criteo", {{"table_sizes", format_of(1000).table_sizes}}}};
+  const auto config = read_data_config(ConfigReader(j, "data"));
+  REQUIRE_FALSE(std::filesystem::exists("data/clicks"));
+  const char* before = std::getenv("COMERA_HOME");
+  const std::string kept = before ? before : "";
+  setenv("COMERA_HOME", home.file("").c_str(), 1);
+  std::string error;
+  TaskData data;
+  try {
+    data = load_task_data(config);
+  } catch (const std::exception& e) {
+    error = e.what();
+  }
+  if (before) setenv("COMERA_HOME", kept.c_str(), 1); else unsetenv("COMERA_HOME");
+  REQUIRE(error.empty());
+  CHECK(data.train->size() == 3);
+  CHECK(data.train_file == home.file("data/clicks/train.txt"));
+  // The config keeps the folder as written: its records and hashes do not depend on the machine.
+  CHECK(config.to_json()["dir"] == "data/clicks");
+}
+
 TEST_CASE("exact AUC matches hand-computed values, ties counting half", "[criteo]") {
   auto auc = [](std::vector<double> s, std::vector<double> y) {
     return exact_auc(at::tensor(s, at::kDouble), at::tensor(y, at::kDouble));

@@ -72,7 +72,7 @@ class CodeSearchNetFormat : public DataFormat {
 
  private:
   static std::string corpus_dir(const DataConfig& config) {
-    return config.dir.empty() ? default_code_corpus_dir() : config.dir;
+    return config.dir.empty() ? default_code_corpus_dir() : data_dir(config.dir);
   }
   static void require_corpus(const DataConfig& config) {
     const auto dir = corpus_dir(config);

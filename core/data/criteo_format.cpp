@@ -2,6 +2,7 @@
 // (click_stream.h); data.criteo holds their settings.
 #include "core/data/click_stream.h"
 #include "core/data/criteo.h"
+#include "core/data/data_dirs.h"
 #include "core/data/data_format.h"
 #include "core/data/format_support.h"
 #include "core/util/config_reader.h"
@@ -59,7 +60,7 @@ class ClickLogFormat : public DataFormat {
     require_file(eval_file, "data.eval", fix);
   }
 
-  std::string folder(const DataConfig& config) const override { return config.dir; }
+  std::string folder(const DataConfig& config) const override { return data_dir(config.dir); }
 
   TaskData load(const DataConfig& config) const override {
     require_files(config);
@@ -103,14 +104,14 @@ class ClickLogFormat : public DataFormat {
     data.info.classes = 2;
     data.train_file = train_file;
     data.eval_file = eval_file;
-    data.synthetic = is_synthetic(config.dir);
+    data.synthetic = is_synthetic(data_dir(config.dir));
     return data;
   }
 
  private:
   // The training and evaluation files (one and the same under split "days").
   static std::pair<std::string, std::string> files(const DataConfig& config) {
-    const std::filesystem::path dir = config.dir;
+    const std::filesystem::path dir = data_dir(config.dir);
     const auto train = (dir / config.train).string();
     return {train, config.settings.at("criteo").at("split") == "days" ? train : (dir / config.eval).string()};
   }

@@ -88,7 +88,7 @@ class PairsFormat : public DataFormat {
   std::string folder(const DataConfig& config) const override { return dir(config); }
 
  private:
-  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_pairs_dir() : config.dir; }
+  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_pairs_dir() : data_dir(config.dir); }
   static std::string fix(const DataConfig& config) {
     return split_fix(config, "run `comera data build-pairs` to build the code/docstring task");
   }

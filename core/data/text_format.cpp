@@ -32,7 +32,7 @@ class TextFormat : public DataFormat {
   std::string folder(const DataConfig& config) const override { return dir(config); }
 
  private:
-  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_wordnet_dir() : config.dir; }
+  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_wordnet_dir() : data_dir(config.dir); }
   static std::string fix(const DataConfig& config) {
     return split_fix(config, "run `comera data build-wordnet` to build the default task");
   }
