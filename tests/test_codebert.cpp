@@ -6,6 +6,7 @@
 #include "core/training/experiment.h"
 #include "core/util/source_dir.h"
 #include "search/plot/curve_plot.h"
+#include "search/runs/trial_config.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/studies.h"
 #include "search/store/trial_queue.h"
@@ -89,10 +90,10 @@ TEST_CASE("loss curves come from the database's epochs, in a gnuplot program", "
   auto db = store::ResultsDb::open(dir.file("r.db"));
   const auto study = store::create_or_get_study(db, "runs", nlohmann::json::object());
   using nlohmann::json;
+  // Configs as `comera train` stores them: the name is the experiment's (config.experiment.name).
+  auto run = [](const std::string& name, uint64_t seed) { return trial_config(json{{"name", name}}, seed, {}, "early"); };
   const auto ids = store::enqueue_trials(
-      db, study,
-      std::vector<json>{json{{"name", "small_codebert"}, {"seed", 0}}, json{{"name", "small_codebert_dense"}, {"seed", 0}},
-                        json{{"name", "small_codebert"}, {"seed", 1}}});
+      db, study, std::vector<json>{run("small_codebert", 0), run("small_codebert_dense", 0), run("small_codebert", 1)});
   store::record_epoch(db, ids[2], {0, 10, "early", {{"eval_loss", 6.5}, {"train_loss", 7.0}}, ""});
   store::record_epoch(db, ids[2], {1, 20, "early", {{"eval_loss", 5.25}, {"train_loss", NAN}}, ""});
   // The newest run of a name.
