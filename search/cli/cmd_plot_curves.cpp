@@ -96,7 +96,7 @@ int run(int argc, char** argv) {
     nlohmann::json j = {{"runs", nlohmann::json::array()}, {"step_time_ratio", speedup}, {"png", out}};
     for (const auto& run : runs) {
       nlohmann::json epochs = nlohmann::json::array();
-      for (const auto& e : run.epochs) epochs.push_back({{"epoch", e.epoch + 1}, {"step", e.step}, {"metrics", e.metrics}});
+      for (const auto& e : run.epochs) epochs.push_back({{"epoch", e.epoch}, {"step", e.step}, {"metrics", e.metrics}});
       j["runs"].push_back({{"trial", run.trial}, {"label", run.label}, {"epochs", epochs}});
     }
     std::cout << j.dump(2) << std::endl;
@@ -109,7 +109,7 @@ int run(int argc, char** argv) {
     size_t longest = 0;
     for (const auto& run : runs) longest = std::max(longest, run.epochs.size());
     for (size_t k = 0; k < longest; ++k) {
-      std::printf("| %zu |", k + 1);
+      std::printf("| %zu |", k);
       for (const auto& run : runs) {
         if (k >= run.epochs.size()) {
           std::printf(" | | |");

@@ -49,7 +49,7 @@ Curve trial_curve(store::ResultsDb& db, int64_t trial_id, const std::string& met
   for (const auto& e : store::read_epochs(db.sql(), trial_id)) {
     const auto it = e.metrics.find(metric);
     if (it != e.metrics.end() && std::isfinite(it->second))
-      c.points.emplace_back(static_cast<double>(e.epoch + 1), it->second);
+      c.points.emplace_back(static_cast<double>(e.epoch), it->second);
   }
   return c;
 }
