@@ -46,7 +46,7 @@ int run(int argc, char** argv) {
       "`comera train --dense` record); or --trials ID,ID. Prints the epochs side by side and the\n"
       "per-step speed ratio (mean step time of the last run over the first's).");
   options.add_options()("name", "Experiment name: its newest run and its _dense twin's", cxxopts::value<std::string>())(
-      "trials", "Trial ids instead of --name", cxxopts::value<std::string>())(
+      "trials", "Trial ids instead of --name (the database ids: runs list's and pareto's id column)", cxxopts::value<std::string>())(
       "metric", "Per-epoch metric drawn solid", cxxopts::value<std::string>()->default_value("eval_loss"))(
       "out", "PNG file (default results/plots/NAME_curves.png)", cxxopts::value<std::string>()->default_value(""))(
       "json", "Print the runs' epochs and the speed ratio as JSON");

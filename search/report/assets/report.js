@@ -72,7 +72,7 @@
   }
 
   function trialTitle(t) {
-    return '#' + t.number + ' ' + (t.kind || '') + (t.target ? ' (L0 ' + fmt(t.target.loss) + ', S0 ' +
+    return '#' + t.number + ' (id ' + t.id + ') ' + (t.kind || '') + (t.target ? ' (L0 ' + fmt(t.target.loss) + ', S0 ' +
       fmt(t.target.size_ratio) + ')' : '');
   }
   function notes(t) {
