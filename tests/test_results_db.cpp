@@ -709,6 +709,60 @@ TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trials WHERE state = 'complete'") == 3);
 }
 
+TEST_CASE("merged decisions name the trials by the numbers the merge gave them", "[store]") {
+  TempDir dir;
+  const std::string a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");
+  const auto env = test_environment();
+  const auto configs = sweep_configs(5);
+  {  // Shard 1: configs 0 and 1 as trials 1 and 2.
+    auto db = ResultsDb::open(a);
+    enqueue_trials(db, create_or_get_study(db, "s", json::object()), {configs[0], configs[1]});
+  }
+  {  // Shard 2: configs 2, 3, 4 as trials 1, 2, 3; #3 pruned by #1, #2 proposed between #1 and #3.
+    auto db = ResultsDb::open(b);
+    const auto study = create_or_get_study(db, "s", json::object());
+    const auto ids = enqueue_trials(db, study, {configs[2], configs[3], configs[4]});
+    Decision pruned{DecisionKind::Pruned, 0,
+                    {{"reason", "dominated at step 13 (epoch 0) by trials 1, 2 (margins: size 0)"},
+                     {"dominated_by", {{{"trial", 1}}, {{"trial", 2}}}}}, ""};
+    record_decision(db, ids[2], pruned);
+    for (int k = 0; k < 3; ++k) {
+      const auto t = *claim_next_trial(db, study.id, "wb", env);
+      finish_trial(db, t.id, "wb", t.number == 3 ? TrialState::Pruned : TrialState::Complete, {{"size", 1.0}},
+                   t.number == 3 ? describe(pruned) : "");
+    }
+    record_decision(db, ids[1], {DecisionKind::Proposed, std::nullopt,
+                                 {{"reason", "gp-ehvi: fills the gap between trial 1 and trial 3 (expected HV gain 0.1), "
+                                             "from trial 1's trained early stage"},
+                                  {"between", {"trial 1", "trial 3"}}}, ""});
+  }
+  {
+    auto into = ResultsDb::open(c);
+    for (const auto& source : {a, b}) {
+      auto from = ResultsDb::open(source, Mode::ReadOnly);
+      merge_database(into, from);
+    }
+  }
+  // b's trials 1, 2, 3 are 3, 4, 5 in c.
+  auto db = ResultsDb::open(c, Mode::ReadOnly);
+  auto trial_numbered = [&](int64_t number) {
+    for (const auto& t : list_trials(db, "s"))
+      if (t.number == number) return t;
+    FAIL("no trial " << number);
+    return Trial();
+  };
+  const auto five = trial_numbered(5), four = trial_numbered(4);
+  CHECK(five.config == configs[4]);
+  const auto pruned = read_decisions(db.sql(), five.id).at(0);
+  CHECK(pruned.detail["reason"] == "dominated at step 13 (epoch 0) by trials 3, 4 (margins: size 0)");
+  CHECK(pruned.detail["dominated_by"] == json{{{"trial", 3}}, {{"trial", 4}}});
+  CHECK(five.error == "pruned at epoch 0: dominated at step 13 (epoch 0) by trials 3, 4 (margins: size 0)");
+  const auto proposed = read_decisions(db.sql(), four.id).at(0);
+  CHECK(proposed.detail["reason"] == "gp-ehvi: fills the gap between trial 3 and trial 5 (expected HV gain 0.1), "
+                                     "from trial 3's trained early stage");
+  CHECK(proposed.detail["between"] == json{"trial 3", "trial 5"});
+}
+
 TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[store]") {
   TempDir dir;
   const std::string path = dir.file("q.db");

@@ -3,7 +3,8 @@
 // trials by their uid (a copy of the same file worked on elsewhere) or by study name + config
 // hash (the same config run elsewhere). Of two matching trials the more finished one is kept
 // (complete > diverged > failed, killed, pruned > running > queued; on a tie, this database's). Runs of
-// the "runs" study match only by uid: two runs of one config are both kept.
+// the "runs" study match only by uid: two runs of one config are both kept. A copied trial may
+// get another number; the decisions copied with it name the other trials by their new numbers.
 #include "search/store/results_db.h"
 
 #include <cstdint>
