@@ -8,6 +8,7 @@
 #include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/export_table.h"
+#include "search/store/flat_table.h"
 #include "search/store/kernel_choices.h"
 #include "search/store/layer_ranks.h"
 #include "search/store/merge.h"
@@ -794,6 +795,26 @@ TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[
   CHECK_THROWS_WITH(create_or_get_study(db, "t", json::object()), Contains("read-only"));
   CHECK(sql_int(path, "SELECT COUNT(*) FROM studies") == 1);
   CHECK_FALSE(std::filesystem::exists(dir.file("copy.db")));
+}
+
+TEST_CASE("columns that share a name are all kept, under one name in every output form", "[store][cli]") {
+  FlatTable table;
+  table.columns = {"value", "value", "value_2", "value"};
+  table.rows = {{1, 2, 3, 4}};
+  CHECK(to_json(table) == json::parse(R"([{"value": 1, "value_3": 2, "value_2": 3, "value_4": 4}])"));
+  std::ostringstream csv, jsonl, text;
+  write_csv(csv, table);
+  CHECK(csv.str() == "value,value_3,value_2,value_4\n1,2,3,4\n");
+  write_jsonl(jsonl, table);
+  CHECK(json::parse(jsonl.str()) == to_json(table)[0]);
+  write_text(text, table);
+  CHECK(text.str() == "value  value_3  value_2  value_4\n1      2        3        4\n");
+
+  TempDir dir;
+  ResultsDb::open(dir.file("q.db"));
+  const auto r = comera::testing::run_cli("query --db " + dir.file("q.db") + " --json \"SELECT 1 AS value, 2 AS value\"");
+  INFO(r.output);
+  CHECK(json::parse(r.output) == json::parse(R"([{"value": 1, "value_2": 2}])"));
 }
 
 TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][cli]") {
