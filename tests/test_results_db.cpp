@@ -817,6 +817,21 @@ TEST_CASE("columns that share a name are all kept, under one name in every outpu
   CHECK(json::parse(r.output) == json::parse(R"([{"value": 1, "value_2": 2}])"));
 }
 
+TEST_CASE("db info counts the rows of every table, decisions and checks included", "[store][cli]") {
+  TempDir dir;
+  {
+    auto db = ResultsDb::open(dir.file("i.db"));
+    const auto id = enqueue_trials(db, create_or_get_study(db, "s", json::object()), {sweep_configs(1)[0]}).at(0);
+    record_decision(db, id, {DecisionKind::Proposed, std::nullopt, {{"reason", "r"}}, ""});
+    record_check(db, id, {1, 0, {{"accuracy", 0.25}, {"eval_loss", 1.0}}});
+  }
+  const auto r = comera::testing::run_cli("db info --db " + dir.file("i.db") + " --json");
+  INFO(r.output);
+  const json rows = json::parse(r.output)["rows"];
+  CHECK(rows == json{{"studies", 1}, {"trials", 1}, {"epochs", 0}, {"epoch_metrics", 0}, {"objectives", 0},
+                     {"layer_ranks", 0}, {"kernel_choices", 0}, {"decisions", 1}, {"checks", 2}});
+}
+
 TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][cli]") {
   TempDir dir;
   const std::string path = dir.file("cli.db");
