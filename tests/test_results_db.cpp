@@ -632,6 +632,18 @@ TEST_CASE("merging a same-named study of another spec is refused, naming both fi
   CHECK_THAT(r.output, Contains("another sweep spec"));
   CHECK(sql_int(d, "SELECT COUNT(*) FROM trials") == 0);
   CHECK(sql_int(d, "SELECT COUNT(*) FROM studies") == 0);
+
+  // A new output is not even created, and the advice is a command that renames.
+  const auto fresh = comera::testing::run_cli("merge " + a + " " + b + " -o " + dir.file("new.db"));
+  INFO(fresh.output);
+  CHECK(fresh.status != 0);
+  CHECK_THAT(fresh.output, Contains("another sweep spec") && Contains("sqlite3 " + b + " \"UPDATE studies SET name = 's_2' WHERE name = 's'\""));
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db-wal")));
+  // Renamed as advised, the two merge.
+  sql_exec(b, "UPDATE studies SET name = 's_2' WHERE name = 's'");
+  CHECK(comera::testing::run_cli("merge " + a + " " + b + " -o " + dir.file("new.db")).status == 0);
+  CHECK(sql_int(dir.file("new.db"), "SELECT COUNT(*) FROM studies") == 2);
 }
 
 TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {

@@ -41,17 +41,24 @@ int progress(TrialState state) {
   return 0;
 }
 
+// Throws when `study` (of `source`) cannot join the study of its name in `into_path`.
+void check_same_study(const Study& existing, const std::string& into_path, const Study& study,
+                      const std::string& source) {
+  const std::string fix = ": rename the study in one of them first, e.g. sqlite3 " + source +
+                          " \"UPDATE studies SET name = '" + study.name + "_2' WHERE name = '" + study.name +
+                          "'\", or merge them into separate files";
+  if (existing.objectives != study.objectives)
+    throw Error("study '" + study.name + "' has objectives '" + study.objectives + "' in " + source + " but '" +
+                existing.objectives + "' in " + into_path + fix);
+  // The same name from another spec is another study: its points do not belong on one front.
+  if (canonical_json(existing.spec) != canonical_json(study.spec))
+    throw Error("study '" + study.name + "' in " + source + " comes from another sweep spec than the study of " +
+                "that name in " + into_path + fix);
+}
+
 int64_t merge_study(ResultsDb& into, const std::string& source, const Study& study, MergeCounts& counts) {
   if (auto existing = find_study(into, study.name)) {
-    if (existing->objectives != study.objectives)
-      throw Error("study '" + study.name + "' has objectives '" + study.objectives + "' in " +
-                  source + " but '" + existing->objectives + "' in " + into.path() +
-                  ": rename one of the studies before merging");
-    // The same name from another spec is another study: its points do not belong on one front.
-    if (canonical_json(existing->spec) != canonical_json(study.spec))
-      throw Error("study '" + study.name + "' in " + source + " comes from another sweep spec than " +
-                  "the study of that name in " + into.path() +
-                  ": rename one of the studies, or merge into another file, to keep both");
+    check_same_study(*existing, into.path(), study, source);
     return existing->id;
   }
   into.write([&] {
@@ -213,6 +220,17 @@ Merged merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t stu
 }
 
 }  // namespace
+
+void check_mergeable(ResultsDb* into, const std::vector<ResultsDb*>& sources) {
+  std::map<std::string, std::pair<Study, std::string>> first;  // by name: the study and its file
+  if (into)
+    for (auto& study : list_studies(*into)) first.emplace(study.name, std::make_pair(study, into->path()));
+  for (ResultsDb* source : sources)
+    for (auto& study : list_studies(*source)) {
+      const auto [it, added] = first.emplace(study.name, std::make_pair(study, source->path()));
+      if (!added) check_same_study(it->second.first, it->second.second, study, source->path());
+    }
+}
 
 MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress) {
   if (into.read_only()) throw Error(into.path() + " was opened read-only: cannot merge into it");

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <string>
+#include <vector>
 
 namespace comera::store {
 
@@ -26,5 +27,10 @@ struct MergeCounts {
 // `progress` (optional) hears (study, trials done, trials in that study) after each trial.
 using MergeProgress = std::function<void(const std::string&, int64_t, int64_t)>;
 MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress = {});
+
+// Throws, naming both files and how to rename, when merging `sources` in order into `into`
+// (null: a file not yet made) would meet a same-named study of other objectives or another
+// spec; reads only, so a merge can refuse before it creates or writes anything.
+void check_mergeable(ResultsDb* into, const std::vector<ResultsDb*>& sources);
 
 }  // namespace comera::store
