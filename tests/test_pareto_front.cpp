@@ -114,6 +114,33 @@ TEST_CASE("study front: non-dominated complete trials and their hypervolume", "[
                     Contains("accuracy>abc") && Contains("holds numbers"));
 }
 
+TEST_CASE("complete trials without an asked objective are counted as left out, and set no reference",
+          "[pareto]") {
+  TempDir dir;
+  {
+    auto db = store::ResultsDb::open(dir.file("r.db"));
+    const auto study = store::create_or_get_study(db, "s", json::object(), "size:min,loss_target:max");
+    store::enqueue_trials(db, study, std::vector<json>{{{"kind", "late"}, {"point", {{"i", 1}}}},
+                                                       {{"kind", "late"}, {"point", {{"i", 2}}}},
+                                                       {{"kind", "dense"}, {"point", {{"i", 3}}}}});
+    // Two late trials with a loss target; a dense one of size 1000 without.
+    for (const auto& values : std::vector<store::ObjectiveValues>{
+             {{"size", 100}, {"loss_target", 1.0}}, {{"size", 200}, {"loss_target", 2.0}}, {{"size", 1000}}}) {
+      const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
+      store::finish_trial(db, trial->id, "w", store::TrialState::Complete, values);
+    }
+  }
+  auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
+  const auto r = study_front(db, {"s", "", {}, {}});
+  CHECK(r.values.size() == 2);
+  CHECK(r.left_out == std::map<std::string, size_t>{{"complete, no loss_target", 1}});
+  // The reference from the two placed trials: size 200 + 10, loss target 1.0 - 0.1.
+  REQUIRE(r.reference.size() == 2);
+  CHECK(r.reference[0] == Approx(210));
+  CHECK(r.reference[1] == Approx(0.9));
+  CHECK_THAT(front_summary(r), Contains("2 complete trials (left out: 1 complete, no loss_target)"));
+}
+
 TEST_CASE("front report: summary, table and JSON", "[pareto]") {
   TempDir dir;
   make_study(dir.file("r.db"), kOutcomes);

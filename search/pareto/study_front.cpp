@@ -118,6 +118,15 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
         result.pruned.push_back({row[column_of(all, "number")].get<int64_t>(), id, last(store::DecisionKind::Pruned)});
       continue;
     }
+    // A complete trial that recorded no value of an asked objective (the dense baseline has no
+    // loss_target) has no place on these axes: left out, saying which.
+    std::string missing;
+    for (size_t k = 0; k < dims; ++k)
+      if (row[objective_columns[k]].is_null()) missing += (missing.empty() ? "" : ", ") + result.objectives[k].name;
+    if (!missing.empty()) {
+      ++result.left_out["complete, no " + missing];
+      continue;
+    }
     const auto trial = store::load_trial(db, id);
     const auto outcome = trial ? store::trial_outcome(db, *trial) : store::TrialOutcome();
     std::vector<nlohmann::json> cells;

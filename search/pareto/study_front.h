@@ -1,7 +1,8 @@
 #pragma once
 // The Pareto front of a study's complete trials under chosen objectives, with its hypervolume:
 // what `comera pareto` prints and plots. Diverged, failed, pruned and unfinished trials are left
-// out (a diverged trial's objectives are those of its last good epoch, not of a result).
+// out (a diverged trial's objectives are those of its last good epoch, not of a result), and so
+// are complete trials that recorded no value of an asked objective; neither sets the reference.
 #include "search/pareto/front_plot.h"
 #include "search/pareto/hypervolume.h"
 #include "search/pareto/row_filter.h"
@@ -43,7 +44,9 @@ struct FrontResult {
   std::vector<bool> on_front;      // per row
   Point reference;                 // as recorded (not negated)
   double hypervolume = 0;
-  std::map<std::string, size_t> left_out;  // other trials meeting the conditions, by state
+  // Other trials meeting the conditions, by state; complete ones that recorded no value of an
+  // asked objective as "complete, no loss_target".
+  std::map<std::string, size_t> left_out;
   // Pruned trials meeting the conditions (never on the front), by trial number.
   std::vector<PrunedTrial> pruned;
   nlohmann::json published;        // the study spec's published figures
