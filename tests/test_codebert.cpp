@@ -132,6 +132,15 @@ TEST_CASE("comera plot curves numbers epochs as the database does, 0 first", "[c
   CHECK_THAT(text, Contains("\n| 0 | 6.5000 |") && Contains("\n| 1 | 5.2500 |"));
 }
 
+TEST_CASE("comera plot curves --trials names a trial the database lacks", "[codebert][cli]") {
+  comera::testing::TempDir dir;
+  store::ResultsDb::open(dir.file("r.db"));
+  const auto r = comera::testing::run_cli("plot curves --db " + dir.file("r.db") + " --trials 999 --out " + dir.file("c.png"));
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("no trial 999 in") && Contains("runs list") && !Contains("no recorded epoch"));
+}
+
 TEST_CASE("loss curves: gnuplot draws the PNG", "[codebert][gnuplot]") {
   comera::testing::TempDir dir;
   plot::Curve eval, train;

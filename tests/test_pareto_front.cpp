@@ -265,3 +265,13 @@ TEST_CASE("comera pareto --plot writes the plot", "[pareto][cli][gnuplot]") {
   CHECK(r.status == 0);
   CHECK(std::ifstream(dir.file("front.png")).good());
 }
+
+TEST_CASE("comera pareto --plot with nothing to draw fails before printing anything", "[pareto][cli]") {
+  TempDir dir;
+  make_study(dir.file("r.db"), {{store::TrialState::Diverged, kNaN, 10, 0.3}});  // no complete trial
+  const auto r = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " --study s --plot " + dir.file("f.png"));
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("no trial has finite values for both objectives") && !Contains("complete trials"));
+  CHECK_FALSE(std::ifstream(dir.file("f.png")).good());
+}

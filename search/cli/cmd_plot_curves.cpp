@@ -7,6 +7,7 @@
 #include "search/cli/db_option.h"
 #include "search/plot/curve_plot.h"
 #include "search/store/epoch_metrics.h"
+#include "search/store/trials.h"
 
 #include <nlohmann/json.hpp>
 
@@ -73,8 +74,12 @@ int run(int argc, char** argv) {
       runs.push_back({id, n + " (trial " + std::to_string(id) + ")", {}});
     }
   } else {
-    for (const auto id : int_list(r["trials"].as<std::string>(), "--trials", 1))
+    for (const auto id : int_list(r["trials"].as<std::string>(), "--trials", 1)) {
+      if (!store::load_trial(db, id))
+        throw Error("--trials: no trial " + std::to_string(id) + " in " + db_path(r) +
+                    " (--trials takes the id column of `comera runs list --db " + db_path(r) + "`)");
       runs.push_back({id, "trial " + std::to_string(id), {}});
+    }
   }
   plot::CurvePlot p;
   p.title = name + ": " + metric_name + " (solid) and train_loss (dashed) per epoch";
