@@ -22,8 +22,10 @@ struct MergeCounts {
   int64_t kernel_choices_copied = 0;  // new, or newer than the destination's
 };
 
-// One short write transaction per trial, so a concurrent writer is never blocked for long and
-// an interrupted merge can simply be run again.
+// One short write transaction per trial, and one per copied trial for its decisions once every
+// trial of its study has its number here, so a concurrent writer is never blocked for long. A
+// merge stopped between the two would leave trials without their decisions, which a second run
+// skips: call it inside an outer into.write() (as `comera merge` does) to make it all or nothing.
 // `progress` (optional) hears (study, trials done, trials in that study) after each trial.
 using MergeProgress = std::function<void(const std::string&, int64_t, int64_t)>;
 MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress = {});
