@@ -6,10 +6,12 @@
 #include "core/training/experiment.h"
 #include "core/util/source_dir.h"
 #include "search/plot/curve_plot.h"
+#include "search/runs/trial_config.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/studies.h"
 #include "search/store/trial_queue.h"
 #include "tests/support/catch.h"
+#include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
 
 #include <torch/nn/module.h>
@@ -89,10 +91,10 @@ TEST_CASE("loss curves come from the database's epochs, in a gnuplot program", "
   auto db = store::ResultsDb::open(dir.file("r.db"));
   const auto study = store::create_or_get_study(db, "runs", nlohmann::json::object());
   using nlohmann::json;
+  // Configs as `comera train` stores them: the name is the experiment's (config.experiment.name).
+  auto run = [](const std::string& name, uint64_t seed) { return trial_config(json{{"name", name}}, seed, {}, "early"); };
   const auto ids = store::enqueue_trials(
-      db, study,
-      std::vector<json>{json{{"name", "small_codebert"}, {"seed", 0}}, json{{"name", "small_codebert_dense"}, {"seed", 0}},
-                        json{{"name", "small_codebert"}, {"seed", 1}}});
+      db, study, std::vector<json>{run("small_codebert", 0), run("small_codebert_dense", 0), run("small_codebert", 1)});
   store::record_epoch(db, ids[2], {0, 10, "early", {{"eval_loss", 6.5}, {"train_loss", 7.0}}, ""});
   store::record_epoch(db, ids[2], {1, 20, "early", {{"eval_loss", 5.25}, {"train_loss", NAN}}, ""});
   // The newest run of a name.
@@ -100,15 +102,43 @@ TEST_CASE("loss curves come from the database's epochs, in a gnuplot program", "
   CHECK(plot::latest_trial_named(db, "small_codebert_dense") == ids[1]);
   CHECK(plot::latest_trial_named(db, "other") == 0);
   const auto eval = plot::trial_curve(db, ids[2], "eval_loss", "tt");
-  CHECK(eval.points == std::vector<std::pair<double, double>>{{1, 6.5}, {2, 5.25}});
+  CHECK(eval.points == std::vector<std::pair<double, double>>{{0, 6.5}, {1, 5.25}});  // as recorded, 0 first
   CHECK(plot::trial_curve(db, ids[2], "train_loss", "tt").points.size() == 1);  // NaN left out
   CHECK(plot::trial_curve(db, ids[0], "eval_loss", "none").points.empty());
 
   const auto p = two_curves(eval, plot::trial_curve(db, ids[2], "train_loss", "train"));
   const auto script = plot::curve_script(p, "/x/out.png");
   CHECK_THAT(script, Contains("set output \"/x/out.png\"") && Contains("set title \"t \\\"q\\\"\"") &&
-                         Contains("$c0 << EOD\n1 6.5\n2 5.25\nEOD") && Contains("dt 2") &&
+                         Contains("$c0 << EOD\n0 6.5\n1 5.25\nEOD") && Contains("dt 2") &&
                          Contains("title \"train\""));
+}
+
+TEST_CASE("comera plot curves numbers epochs as the database does, 0 first", "[codebert][cli][gnuplot]") {
+  comera::testing::TempDir dir;
+  {
+    auto db = store::ResultsDb::open(dir.file("r.db"));
+    const auto study = store::create_or_get_study(db, "runs", nlohmann::json::object());
+    for (const char* name : {"small_codebert", "small_codebert_dense"}) {
+      const auto id = store::enqueue_trials(db, study, std::vector<nlohmann::json>{trial_config(nlohmann::json{{"name", name}}, 0, {}, "early")}).at(0);
+      store::record_epoch(db, id, {0, 10, "early", {{"eval_loss", 6.5}, {"train_loss", 7.0}}, ""});
+      store::record_epoch(db, id, {1, 20, "early", {{"eval_loss", 5.25}, {"train_loss", 6.0}}, ""});
+    }
+  }
+  const std::string args = "plot curves --db " + dir.file("r.db") + " --name small_codebert --out " + dir.file("c.png");
+  const auto j = nlohmann::json::parse(comera::testing::run_cli(args + " --json 2>/dev/null").output);
+  CHECK(j["runs"][0]["epochs"][0]["epoch"] == 0);
+  CHECK(j["runs"][1]["epochs"][1]["epoch"] == 1);
+  const auto text = comera::testing::run_cli(args).output;
+  CHECK_THAT(text, Contains("\n| 0 | 6.5000 |") && Contains("\n| 1 | 5.2500 |"));
+}
+
+TEST_CASE("comera plot curves --trials names a trial the database lacks", "[codebert][cli]") {
+  comera::testing::TempDir dir;
+  store::ResultsDb::open(dir.file("r.db"));
+  const auto r = comera::testing::run_cli("plot curves --db " + dir.file("r.db") + " --trials 999 --out " + dir.file("c.png"));
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("no trial 999 in") && Contains("runs list") && !Contains("no recorded epoch"));
 }
 
 TEST_CASE("loss curves: gnuplot draws the PNG", "[codebert][gnuplot]") {

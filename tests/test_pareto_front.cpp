@@ -114,6 +114,33 @@ TEST_CASE("study front: non-dominated complete trials and their hypervolume", "[
                     Contains("accuracy>abc") && Contains("holds numbers"));
 }
 
+TEST_CASE("complete trials without an asked objective are counted as left out, and set no reference",
+          "[pareto]") {
+  TempDir dir;
+  {
+    auto db = store::ResultsDb::open(dir.file("r.db"));
+    const auto study = store::create_or_get_study(db, "s", json::object(), "size:min,loss_target:max");
+    store::enqueue_trials(db, study, std::vector<json>{{{"kind", "late"}, {"point", {{"i", 1}}}},
+                                                       {{"kind", "late"}, {"point", {{"i", 2}}}},
+                                                       {{"kind", "dense"}, {"point", {{"i", 3}}}}});
+    // Two late trials with a loss target; a dense one of size 1000 without.
+    for (const auto& values : std::vector<store::ObjectiveValues>{
+             {{"size", 100}, {"loss_target", 1.0}}, {{"size", 200}, {"loss_target", 2.0}}, {{"size", 1000}}}) {
+      const auto trial = store::claim_next_trial(db, study.id, "w", current_environment());
+      store::finish_trial(db, trial->id, "w", store::TrialState::Complete, values);
+    }
+  }
+  auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
+  const auto r = study_front(db, {"s", "", {}, {}});
+  CHECK(r.values.size() == 2);
+  CHECK(r.left_out == std::map<std::string, size_t>{{"complete, no loss_target", 1}});
+  // The reference from the two placed trials: size 200 + 10, loss target 1.0 - 0.1.
+  REQUIRE(r.reference.size() == 2);
+  CHECK(r.reference[0] == Approx(210));
+  CHECK(r.reference[1] == Approx(0.9));
+  CHECK_THAT(front_summary(r), Contains("2 complete trials (left out: 1 complete, no loss_target)"));
+}
+
 TEST_CASE("front report: summary, table and JSON", "[pareto]") {
   TempDir dir;
   make_study(dir.file("r.db"), kOutcomes);
@@ -132,7 +159,7 @@ TEST_CASE("front report: summary, table and JSON", "[pareto]") {
   // The text table: what each trial is, rounded for reading, the front marked.
   std::ostringstream text;
   write_front_text(text, study_front(db, {"s", "size:min,accuracy:max", {}, {}}), true);
-  CHECK_THAT(text.str(), Contains("trial  front  kind  gamma  size  accuracy  eval_loss") &&
+  CHECK_THAT(text.str(), Contains("trial  id  front  kind  gamma  size  accuracy  eval_loss") &&
                              Contains("70.00%") && Contains("* = on the Pareto front"));
 }
 
@@ -160,7 +187,7 @@ TEST_CASE("front plot: staircase, dominated points and published figures", "[par
   CHECK(std::isnan(plot.published[0].x));
   CHECK(plot.published[0].y == 40);
   const std::string script = gnuplot_script(plot, dir.file("f.png"));
-  CHECK_THAT(script, Contains("with steps") && Contains("\"#2 late\"") &&
+  CHECK_THAT(script, Contains("with steps") && Contains("\"#2 (id 2) late\"") &&
                          Contains("size (parameters)") && Contains("eval loss (cross-entropy, nats)") && Contains("set arrow 1") &&
                          Contains("\"paper\""));
   // The size axis spans 40..300: linear; its range includes the published 40.
@@ -199,9 +226,36 @@ TEST_CASE("comera pareto prints the front, as a table, JSON or CSV", "[pareto][c
   const json j = json::parse(run("--study s --format json --ref 2,400", status));
   CHECK(j["hypervolume"] == Approx(0.2 * 100 + 0.2 * 300 + 0.8 * 350));
   const std::string csv = run("--study s --format csv", status);
-  CHECK_THAT(csv, Contains("trial,kind,state,gamma,eval_loss,size,accuracy,target,size_vs_s0,loss_vs_l0,notes,proposed\n2,late,complete,"));
+  CHECK_THAT(csv, Contains("trial,id,kind,state,gamma,eval_loss,size,accuracy,target,size_vs_s0,loss_vs_l0,notes,proposed\n2,2,late,complete,"));
   CHECK_THAT(run("--study s --format xml", status), Contains("use table, csv or json"));
   CHECK(status != 0);
+}
+
+TEST_CASE("pareto gives each trial's database id beside its number in the study", "[pareto][cli]") {
+  TempDir dir;
+  {
+    // Another study's three trials first: the sample study's trial n has id n + 3.
+    auto db = store::ResultsDb::open(dir.file("r.db"));
+    const auto other = store::create_or_get_study(db, "other", json::object(), "size:min");
+    store::enqueue_trials(db, other, std::vector<json>{{{"point", {{"x", 1}}}}, {{"point", {{"x", 2}}}}, {{"point", {{"x", 3}}}}});
+  }
+  auto outcomes = kOutcomes;
+  outcomes.push_back({store::TrialState::Pruned, 1.5, 20, 0.2});  // #6
+  make_study(dir.file("r.db"), outcomes);
+  const auto r = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " --study s --all");
+  CHECK(r.status == 0);
+  CHECK_THAT(r.output, Contains("trial  id  front") && Contains("#6 (id 9) ") &&
+                           Contains("id: for `comera runs show ID`"));
+  const auto csv = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " --study s --format csv");
+  CHECK_THAT(csv.output, Contains("trial,id,kind,") && Contains("\n2,5,late,"));
+  const json j = json::parse(comera::testing::run_cli("pareto --db " + dir.file("r.db") + " --study s --json").output);
+  CHECK(j["front"][0]["trial"] == 2);
+  CHECK(j["front"][0]["id"] == 5);
+  CHECK(j["pruned"][0] == json{{"trial", 6}, {"id", 9}, {"decision", ""}});
+  auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
+  CHECK(front_plot(study_front(db, {"s", "", {}, {}})).front[1].label == "#2 (id 5) late");
+  // runs show takes the id and says both.
+  CHECK_THAT(comera::testing::run_cli("runs show 5 --db " + dir.file("r.db")).output, Contains("trial 5: study s #2,"));
 }
 
 TEST_CASE("comera pareto --plot writes the plot", "[pareto][cli][gnuplot]") {
@@ -210,4 +264,14 @@ TEST_CASE("comera pareto --plot writes the plot", "[pareto][cli][gnuplot]") {
   const auto r = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " --study s --plot " + dir.file("front.png"));
   CHECK(r.status == 0);
   CHECK(std::ifstream(dir.file("front.png")).good());
+}
+
+TEST_CASE("comera pareto --plot with nothing to draw fails before printing anything", "[pareto][cli]") {
+  TempDir dir;
+  make_study(dir.file("r.db"), {{store::TrialState::Diverged, kNaN, 10, 0.3}});  // no complete trial
+  const auto r = comera::testing::run_cli("pareto --db " + dir.file("r.db") + " --study s --plot " + dir.file("f.png"));
+  INFO(r.output);
+  CHECK(r.status != 0);
+  CHECK_THAT(r.output, Contains("no trial has finite values for both objectives") && !Contains("complete trials"));
+  CHECK_FALSE(std::ifstream(dir.file("f.png")).good());
 }

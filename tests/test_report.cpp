@@ -156,6 +156,29 @@ TEST_CASE("the report in headless Chromium: every trial drawn, a redraw, no erro
   CHECK(check.selftest["loaded_ms"].get<double>() > 0);
 }
 
+TEST_CASE("a study description holding <!--<script leaves the page whole in headless Chromium",
+          "[report][cli][browser]") {
+  TempDir dir;
+  const std::string db = quickstart_with_statuses(dir);
+  const std::string description = "<!--<script> and </script> in a description";
+  {
+    SQLite::Database sql(db, SQLite::OPEN_READWRITE);
+    SQLite::Statement update(sql, "UPDATE trials SET config = json_set(config, '$.experiment.description', ?)");
+    update.bind(1, description);
+    update.exec();
+  }
+  const std::string page = dir.file("report.html");
+  run_from_root("report --db " + db + " -o " + page + " --quiet");
+  const std::string html = read_text(page);
+  CHECK(html.find("<!--<script") == std::string::npos);
+  CHECK(embedded_data(html)["studies"][0]["experiment"]["description"] == description);
+  const auto check = comera::report::check_in_browser(page);
+  INFO(check.selftest.dump(2));
+  CHECK(check.console.empty());
+  CHECK(check.selftest["errors"].empty());
+  CHECK(check.selftest["studies"].size() == 1);
+}
+
 TEST_CASE("report data: long trials sampled evenly, first and last epochs kept; detail bounded",
           "[report]") {
   TempDir dir;

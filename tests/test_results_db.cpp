@@ -8,6 +8,7 @@
 #include "search/store/decisions.h"
 #include "search/store/epoch_metrics.h"
 #include "search/store/export_table.h"
+#include "search/store/flat_table.h"
 #include "search/store/kernel_choices.h"
 #include "search/store/layer_ranks.h"
 #include "search/store/merge.h"
@@ -631,6 +632,18 @@ TEST_CASE("merging a same-named study of another spec is refused, naming both fi
   CHECK_THAT(r.output, Contains("another sweep spec"));
   CHECK(sql_int(d, "SELECT COUNT(*) FROM trials") == 0);
   CHECK(sql_int(d, "SELECT COUNT(*) FROM studies") == 0);
+
+  // A new output is not even created, and the advice is a command that renames.
+  const auto fresh = comera::testing::run_cli("merge " + a + " " + b + " -o " + dir.file("new.db"));
+  INFO(fresh.output);
+  CHECK(fresh.status != 0);
+  CHECK_THAT(fresh.output, Contains("another sweep spec") && Contains("sqlite3 " + b + " \"UPDATE studies SET name = 's_2' WHERE name = 's'\""));
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db")));
+  CHECK_FALSE(std::filesystem::exists(dir.file("new.db-wal")));
+  // Renamed as advised, the two merge.
+  sql_exec(b, "UPDATE studies SET name = 's_2' WHERE name = 's'");
+  CHECK(comera::testing::run_cli("merge " + a + " " + b + " -o " + dir.file("new.db")).status == 0);
+  CHECK(sql_int(dir.file("new.db"), "SELECT COUNT(*) FROM studies") == 2);
 }
 
 TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
@@ -709,6 +722,60 @@ TEST_CASE("merging overlapping databases leaves no duplicates", "[store]") {
   CHECK(sql_int(c, "SELECT COUNT(*) FROM trials WHERE state = 'complete'") == 3);
 }
 
+TEST_CASE("merged decisions name the trials by the numbers the merge gave them", "[store]") {
+  TempDir dir;
+  const std::string a = dir.file("a.db"), b = dir.file("b.db"), c = dir.file("c.db");
+  const auto env = test_environment();
+  const auto configs = sweep_configs(5);
+  {  // Shard 1: configs 0 and 1 as trials 1 and 2.
+    auto db = ResultsDb::open(a);
+    enqueue_trials(db, create_or_get_study(db, "s", json::object()), {configs[0], configs[1]});
+  }
+  {  // Shard 2: configs 2, 3, 4 as trials 1, 2, 3; #3 pruned by #1, #2 proposed between #1 and #3.
+    auto db = ResultsDb::open(b);
+    const auto study = create_or_get_study(db, "s", json::object());
+    const auto ids = enqueue_trials(db, study, {configs[2], configs[3], configs[4]});
+    Decision pruned{DecisionKind::Pruned, 0,
+                    {{"reason", "dominated at step 13 (epoch 0) by trials 1, 2 (margins: size 0)"},
+                     {"dominated_by", {{{"trial", 1}}, {{"trial", 2}}}}}, ""};
+    record_decision(db, ids[2], pruned);
+    for (int k = 0; k < 3; ++k) {
+      const auto t = *claim_next_trial(db, study.id, "wb", env);
+      finish_trial(db, t.id, "wb", t.number == 3 ? TrialState::Pruned : TrialState::Complete, {{"size", 1.0}},
+                   t.number == 3 ? describe(pruned) : "");
+    }
+    record_decision(db, ids[1], {DecisionKind::Proposed, std::nullopt,
+                                 {{"reason", "gp-ehvi: fills the gap between trial 1 and trial 3 (expected HV gain 0.1), "
+                                             "from trial 1's trained early stage"},
+                                  {"between", {"trial 1", "trial 3"}}}, ""});
+  }
+  {
+    auto into = ResultsDb::open(c);
+    for (const auto& source : {a, b}) {
+      auto from = ResultsDb::open(source, Mode::ReadOnly);
+      merge_database(into, from);
+    }
+  }
+  // b's trials 1, 2, 3 are 3, 4, 5 in c.
+  auto db = ResultsDb::open(c, Mode::ReadOnly);
+  auto trial_numbered = [&](int64_t number) {
+    for (const auto& t : list_trials(db, "s"))
+      if (t.number == number) return t;
+    FAIL("no trial " << number);
+    return Trial();
+  };
+  const auto five = trial_numbered(5), four = trial_numbered(4);
+  CHECK(five.config == configs[4]);
+  const auto pruned = read_decisions(db.sql(), five.id).at(0);
+  CHECK(pruned.detail["reason"] == "dominated at step 13 (epoch 0) by trials 3, 4 (margins: size 0)");
+  CHECK(pruned.detail["dominated_by"] == json{{{"trial", 3}}, {{"trial", 4}}});
+  CHECK(five.error == "pruned at epoch 0: dominated at step 13 (epoch 0) by trials 3, 4 (margins: size 0)");
+  const auto proposed = read_decisions(db.sql(), four.id).at(0);
+  CHECK(proposed.detail["reason"] == "gp-ehvi: fills the gap between trial 3 and trial 5 (expected HV gain 0.1), "
+                                     "from trial 3's trained early stage");
+  CHECK(proposed.detail["between"] == json{"trial 3", "trial 5"});
+}
+
 TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[store]") {
   TempDir dir;
   const std::string path = dir.file("q.db");
@@ -740,6 +807,41 @@ TEST_CASE("read-only queries answer SELECTs and refuse anything that writes", "[
   CHECK_THROWS_WITH(create_or_get_study(db, "t", json::object()), Contains("read-only"));
   CHECK(sql_int(path, "SELECT COUNT(*) FROM studies") == 1);
   CHECK_FALSE(std::filesystem::exists(dir.file("copy.db")));
+}
+
+TEST_CASE("columns that share a name are all kept, under one name in every output form", "[store][cli]") {
+  FlatTable table;
+  table.columns = {"value", "value", "value_2", "value"};
+  table.rows = {{1, 2, 3, 4}};
+  CHECK(to_json(table) == json::parse(R"([{"value": 1, "value_3": 2, "value_2": 3, "value_4": 4}])"));
+  std::ostringstream csv, jsonl, text;
+  write_csv(csv, table);
+  CHECK(csv.str() == "value,value_3,value_2,value_4\n1,2,3,4\n");
+  write_jsonl(jsonl, table);
+  CHECK(json::parse(jsonl.str()) == to_json(table)[0]);
+  write_text(text, table);
+  CHECK(text.str() == "value  value_3  value_2  value_4\n1      2        3        4\n");
+
+  TempDir dir;
+  ResultsDb::open(dir.file("q.db"));
+  const auto r = comera::testing::run_cli("query --db " + dir.file("q.db") + " --json \"SELECT 1 AS value, 2 AS value\"");
+  INFO(r.output);
+  CHECK(json::parse(r.output) == json::parse(R"([{"value": 1, "value_2": 2}])"));
+}
+
+TEST_CASE("db info counts the rows of every table, decisions and checks included", "[store][cli]") {
+  TempDir dir;
+  {
+    auto db = ResultsDb::open(dir.file("i.db"));
+    const auto id = enqueue_trials(db, create_or_get_study(db, "s", json::object()), {sweep_configs(1)[0]}).at(0);
+    record_decision(db, id, {DecisionKind::Proposed, std::nullopt, {{"reason", "r"}}, ""});
+    record_check(db, id, {1, 0, {{"accuracy", 0.25}, {"eval_loss", 1.0}}});
+  }
+  const auto r = comera::testing::run_cli("db info --db " + dir.file("i.db") + " --json");
+  INFO(r.output);
+  const json rows = json::parse(r.output)["rows"];
+  CHECK(rows == json{{"studies", 1}, {"trials", 1}, {"epochs", 0}, {"epoch_metrics", 0}, {"objectives", 0},
+                     {"layer_ranks", 0}, {"kernel_choices", 0}, {"decisions", 1}, {"checks", 2}});
 }
 
 TEST_CASE("the comera CLI lists, shows, queries, exports and merges", "[store][cli]") {

@@ -400,8 +400,8 @@ TEST_CASE("a pruning sweep stops a dominated trial at its epoch, records why, ke
     CHECK(front.values.size() == 1);
     CHECK(front.left_out == std::map<std::string, size_t>{{"pruned", 1}});
     REQUIRE(front.pruned.size() == 1);
-    CHECK(front.pruned[0].first == 2);
-    CHECK_THAT(front.pruned[0].second, Contains("by trial 1"));
+    CHECK(front.pruned[0].number == 2);
+    CHECK_THAT(front.pruned[0].why, Contains("by trial 1"));
   }
   // Run again: a pruned trial stays pruned.
   options.on_message = nullptr;

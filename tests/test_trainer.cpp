@@ -410,6 +410,20 @@ TEST_CASE("a NaN or inf loss stops the run and keeps the last good checkpoint", 
   }
 }
 
+TEST_CASE("a loss that is NaN from the first step names epoch 0, as the database numbers epochs", "[trainer]") {
+  const auto train = synthetic_pairs(10, 1), eval = synthetic_pairs(4, 2);
+  auto c = tiny_training();
+  c.late.enabled = false;
+  Trainer t(tiny_model(), c, pairs_data(train, eval), quiet(temp_path("diverged_first_step.pt")));
+  {
+    at::NoGradGuard no_grad;
+    t.model().named_parameters()["classification.classifier.bias"].fill_(std::numeric_limits<double>::quiet_NaN());
+  }
+  const auto r = t.run();
+  CHECK(r.status == RunStatus::Diverged);
+  CHECK_THAT(r.message, Contains("at epoch 0, step 1"));
+}
+
 TEST_CASE("evaluation covers every example, loss averaged per example", "[trainer]") {
   at::manual_seed(2);
   const auto task = tiny_model().build({}, {});

@@ -531,7 +531,7 @@ RunResult Trainer::run() {
       const double seconds = seconds_since(t0);
       if (!r.finite)
         return diverged("the objective became " + std::to_string(r.objective) + " at epoch " +
-                        std::to_string(state_.epoch + 1) + ", step " + std::to_string(state_.step + 1));
+                        std::to_string(state_.epoch) + ", step " + std::to_string(state_.step + 1));
       ++state_.step;
       ++state_.step_in_epoch;
       ++state_.steps;

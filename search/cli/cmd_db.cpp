@@ -41,8 +41,13 @@ int info(int argc, char** argv) {
                         {"bytes", std::filesystem::file_size(db.path())},
                         {"schema_version", store::schema_version(db.sql())},
                         {"journal_mode", db.sql().execAndGet("PRAGMA journal_mode").getString()}};
-  for (const auto& table : store::results_tables())
-    out["rows"][table] = db.sql().execAndGet("SELECT COUNT(*) FROM " + table).getInt64();
+  // Every data table the file has (its schema version's: decisions from 3, checks from 4).
+  SQLite::Statement tables(db.sql(), "SELECT name FROM sqlite_master WHERE type = 'table' AND name NOT LIKE "
+                                     "'sqlite\\_%' ESCAPE '\\' AND name != 'schema_version' ORDER BY name");
+  while (tables.executeStep()) {
+    const std::string table = tables.getColumn(0).getString();
+    out["rows"][table] = db.sql().execAndGet("SELECT COUNT(*) FROM \"" + table + "\"").getInt64();
+  }
   SQLite::Statement states(db.sql(),
                            "SELECT s.name, t.state, COUNT(t.id) FROM studies s LEFT JOIN trials t "
                            "ON t.study_id = s.id GROUP BY s.id, t.state ORDER BY s.id, t.state");

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <optional>
 #include <utility>
 #include <vector>
 
@@ -35,6 +36,14 @@ int run(int argc, char** argv) {
       continue;
     }
     sources.emplace_back(input, store::ResultsDb::open(input, store::ResultsDb::Mode::ReadOnly, "each input"));
+  }
+  {
+    // Studies that cannot be merged are named before the output is made or opened for writing.
+    std::optional<store::ResultsDb> existing;
+    if (std::filesystem::exists(output)) existing.emplace(store::ResultsDb::open(output, store::ResultsDb::Mode::ReadOnly, "-o"));
+    std::vector<store::ResultsDb*> inputs;
+    for (auto& source : sources) inputs.push_back(&source.second);
+    store::check_mergeable(existing ? &*existing : nullptr, inputs);
   }
   auto into = store::ResultsDb::open(output, store::ResultsDb::Mode::ReadWrite, "-o");
   // One transaction for every input: a failure on a later one leaves the output as it was, and

@@ -50,6 +50,12 @@ int run(int argc, char** argv) {
     png.emplace(r["plot"].as<std::string>(), "--plot", std::vector<std::string>{db_path(r)});
   auto db = store::ResultsDb::open(db_path(r), store::ResultsDb::Mode::ReadOnly);
   const auto result = pareto::study_front(db, query);
+  // A plot that cannot be drawn is refused before anything is printed.
+  std::optional<pareto::FrontPlot> plot;
+  if (png) {
+    plot = pareto::front_plot(result);
+    pareto::require_points(*plot);
+  }
   const bool all = r.count("all") > 0;
   const bool on_front = std::find(result.on_front.begin(), result.on_front.end(), true) != result.on_front.end();
   if (!query.reference.empty() && on_front && result.hypervolume == 0)
@@ -64,7 +70,7 @@ int run(int argc, char** argv) {
     std::cout << pareto::front_json(result, all).dump(2) << "\n";
 
   if (png) {
-    png->write([&](const std::string& file) { pareto::write_png(pareto::front_plot(result), file); });
+    png->write([&](const std::string& file) { pareto::write_png(*plot, file); });
     std::cerr << "wrote " << png->path() << "\n";
   }
   return 0;

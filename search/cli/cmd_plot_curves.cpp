@@ -7,6 +7,7 @@
 #include "search/cli/db_option.h"
 #include "search/plot/curve_plot.h"
 #include "search/store/epoch_metrics.h"
+#include "search/store/trials.h"
 
 #include <nlohmann/json.hpp>
 
@@ -46,7 +47,7 @@ int run(int argc, char** argv) {
       "`comera train --dense` record); or --trials ID,ID. Prints the epochs side by side and the\n"
       "per-step speed ratio (mean step time of the last run over the first's).");
   options.add_options()("name", "Experiment name: its newest run and its _dense twin's", cxxopts::value<std::string>())(
-      "trials", "Trial ids instead of --name", cxxopts::value<std::string>())(
+      "trials", "Trial ids instead of --name (the database ids: runs list's and pareto's id column)", cxxopts::value<std::string>())(
       "metric", "Per-epoch metric drawn solid", cxxopts::value<std::string>()->default_value("eval_loss"))(
       "out", "PNG file (default results/plots/NAME_curves.png)", cxxopts::value<std::string>()->default_value(""))(
       "json", "Print the runs' epochs and the speed ratio as JSON");
@@ -73,8 +74,12 @@ int run(int argc, char** argv) {
       runs.push_back({id, n + " (trial " + std::to_string(id) + ")", {}});
     }
   } else {
-    for (const auto id : int_list(r["trials"].as<std::string>(), "--trials", 1))
+    for (const auto id : int_list(r["trials"].as<std::string>(), "--trials", 1)) {
+      if (!store::load_trial(db, id))
+        throw Error("--trials: no trial " + std::to_string(id) + " in " + db_path(r) +
+                    " (--trials takes the id column of `comera runs list --db " + db_path(r) + "`)");
       runs.push_back({id, "trial " + std::to_string(id), {}});
+    }
   }
   plot::CurvePlot p;
   p.title = name + ": " + metric_name + " (solid) and train_loss (dashed) per epoch";
@@ -96,7 +101,7 @@ int run(int argc, char** argv) {
     nlohmann::json j = {{"runs", nlohmann::json::array()}, {"step_time_ratio", speedup}, {"png", out}};
     for (const auto& run : runs) {
       nlohmann::json epochs = nlohmann::json::array();
-      for (const auto& e : run.epochs) epochs.push_back({{"epoch", e.epoch + 1}, {"step", e.step}, {"metrics", e.metrics}});
+      for (const auto& e : run.epochs) epochs.push_back({{"epoch", e.epoch}, {"step", e.step}, {"metrics", e.metrics}});
       j["runs"].push_back({{"trial", run.trial}, {"label", run.label}, {"epochs", epochs}});
     }
     std::cout << j.dump(2) << std::endl;
@@ -109,7 +114,7 @@ int run(int argc, char** argv) {
     size_t longest = 0;
     for (const auto& run : runs) longest = std::max(longest, run.epochs.size());
     for (size_t k = 0; k < longest; ++k) {
-      std::printf("| %zu |", k + 1);
+      std::printf("| %zu |", k);
       for (const auto& run : runs) {
         if (k >= run.epochs.size()) {
           std::printf(" | | |");

@@ -93,7 +93,8 @@ int show(int argc, char** argv) {
                               "One trial: config, environment, decisions (proposed, pruned, "
                               "resumed), metrics per epoch, final objectives, layer ranks");
   add_db_option(options);
-  options.add_options()("id", "Trial id (the first column of `comera runs list`)",
+  options.add_options()("id", "Trial id in the database (the id column of `comera runs list` and `comera pareto`; "
+                              "not the trial's number in its study, which reasons and plots name as #N)",
                         cxxopts::value<int64_t>())("json", "Machine-readable output");
   options.parse_positional({"id"});
   options.positional_help("ID");

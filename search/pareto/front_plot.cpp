@@ -66,7 +66,14 @@ void datablock(std::ostream& out, const std::string& name, const std::vector<Plo
 
 }  // namespace
 
+void require_points(const FrontPlot& plot) {
+  for (const auto* points : {&plot.front, &plot.dominated, &plot.published})
+    if (std::any_of(points->begin(), points->end(), finite)) return;
+  throw Error("Pareto plot: no trial has finite values for both objectives");
+}
+
 std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
+  require_points(plot);
   std::ostringstream s;
   s << std::setprecision(10);
   s << "set terminal pngcairo size 1100,760 enhanced font 'Sans,11'\n"
@@ -130,7 +137,6 @@ std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path) {
     layers.push_back("$published using 1:2:3 with labels offset 1.2,-0.8 left "
                      "textcolor rgb '#c0392b' font 'Sans,9' noenhanced notitle");
   }
-  if (layers.empty()) throw Error("Pareto plot: no trial has finite values for both objectives");
   s << "plot ";
   for (size_t i = 0; i < layers.size(); ++i) s << (i ? ", \\\n     " : "") << layers[i];
   s << "\n";

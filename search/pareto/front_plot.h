@@ -20,6 +20,10 @@ struct FrontPlot {
   std::vector<PlotPoint> published;
 };
 
+// Throws comera::Error when the plot has no point with finite values for both objectives
+// (nothing to draw), so a command can refuse before its other output.
+void require_points(const FrontPlot& plot);
+
 // The gnuplot program (data inline) that writes the plot to png_path. Axes whose positive values
 // span more than two decades are logarithmic; non-finite points are left out.
 std::string gnuplot_script(const FrontPlot& plot, const std::string& png_path);

@@ -35,7 +35,7 @@ store::FlatTable rows(const FrontResult& result, bool all) {
 // headline metrics and how it ended. The late-stage point columns are in "target"; every
 // column is in --format csv and json.
 store::FlatTable readable(const store::FlatTable& table, const FrontResult& result) {
-  std::vector<std::string> keep = {"trial", "front", "kind", "target"};
+  std::vector<std::string> keep = {"trial", "id", "front", "kind", "target"};
   for (const auto& c : result.point)
     if (c != "loss_target" && c != "size_ratio" && c != "size_target") keep.push_back(c);
   for (const auto& o : result.objectives) keep.push_back(o.name);
@@ -95,10 +95,10 @@ void write_front_text(std::ostream& out, const FrontResult& result, bool all) {
   store::write_text(out, readable(rows(result, all), result));
   if (all && !result.pruned.empty()) {
     out << "\npruned (never on the front; `comera sweep SPEC --resume-pruned` runs them on):\n";
-    for (const auto& [number, why] : result.pruned) out << "  #" << number << " " << why << "\n";
+    for (const auto& p : result.pruned) out << "  #" << p.number << " (id " << p.id << ") " << p.why << "\n";
   }
   out << "\n" << (all ? "* = on the Pareto front; " : "")
-      << "size/S0: the late stage's final size over its target S0 (1 = reached); "
+      << "trial: its number in the study (as reasons name it); id: for `comera runs show ID`; size/S0: the late stage's final size over its target S0 (1 = reached); "
          "every column: --format csv or json\n";
 }
 
@@ -112,7 +112,7 @@ nlohmann::json front_json(const FrontResult& result, bool all) {
   nlohmann::json reference = nlohmann::json::array();
   for (double r : result.reference) reference.push_back(store::FlatTable::real(r));
   nlohmann::json pruned = nlohmann::json::array();
-  for (const auto& [number, why] : result.pruned) pruned.push_back({{"trial", number}, {"decision", why}});
+  for (const auto& p : result.pruned) pruned.push_back({{"trial", p.number}, {"id", p.id}, {"decision", p.why}});
   return {{"study", result.study},
           {"objectives", objectives},
           {"complete", result.values.size()},

@@ -74,9 +74,10 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
     }
   }
 
-  // Display columns: the trial, what it is, its point, the objectives asked for, the others.
-  std::vector<std::pair<std::string, int>> shown = {{"trial", column_of(all, "number")},
-                                                    {"state", state}};
+  // Display columns: the trial (number in the study, id in the database), what it is, its point,
+  // the objectives asked for, the others.
+  std::vector<std::pair<std::string, int>> shown = {
+      {"trial", column_of(all, "number")}, {"id", column_of(all, "trial_id")}, {"state", state}};
   for (size_t c = 0; c < all.columns.size(); ++c)
     if (all.columns[c].rfind("config.point.", 0) == 0) {
       shown.push_back({all.columns[c].substr(13), static_cast<int>(c)});
@@ -92,7 +93,7 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
   }
   for (const auto& [name, column] : shown)
     if (column >= 0) result.trials.columns.push_back(name);
-  result.trials.columns.insert(result.trials.columns.begin() + 1, "kind");
+  result.trials.columns.insert(result.trials.columns.begin() + 2, "kind");
   // How each trial ended beside its numbers: the late-stage target, how close it came to S0 and
   // to L0, lost layers.
   for (const char* name : {"target", "size_vs_s0", "loss_vs_l0", "notes", "proposed"}) result.trials.columns.push_back(name);
@@ -113,7 +114,17 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
     };
     if (s != "complete") {
       ++result.left_out[s];
-      if (s == "pruned") result.pruned.push_back({row[column_of(all, "number")].get<int64_t>(), last(store::DecisionKind::Pruned)});
+      if (s == "pruned")
+        result.pruned.push_back({row[column_of(all, "number")].get<int64_t>(), id, last(store::DecisionKind::Pruned)});
+      continue;
+    }
+    // A complete trial that recorded no value of an asked objective (the dense baseline has no
+    // loss_target) has no place on these axes: left out, saying which.
+    std::string missing;
+    for (size_t k = 0; k < dims; ++k)
+      if (row[objective_columns[k]].is_null()) missing += (missing.empty() ? "" : ", ") + result.objectives[k].name;
+    if (!missing.empty()) {
+      ++result.left_out["complete, no " + missing];
       continue;
     }
     const auto trial = store::load_trial(db, id);
@@ -121,7 +132,7 @@ FrontResult study_front(store::ResultsDb& db, const FrontQuery& query) {
     std::vector<nlohmann::json> cells;
     for (const auto& [name, column] : shown)
       if (column >= 0) cells.push_back(row[column]);
-    cells.insert(cells.begin() + 1, outcome.kind);
+    cells.insert(cells.begin() + 2, outcome.kind);
     cells.push_back(outcome.target_text());
     for (double v : {outcome.size_vs_target, outcome.loss_vs_target})
       cells.push_back(std::isfinite(v) ? nlohmann::json(v) : nlohmann::json());
@@ -173,13 +184,14 @@ FrontPlot front_plot(const FrontResult& result) {
   plot.x_label = axis_label(x.name), plot.y_label = axis_label(y.name);
   plot.x_minimised = x.minimize, plot.y_minimised = y.minimize;
   const int trial = column_of(result.trials, "trial");
+  const int id = column_of(result.trials, "id");
   const int kind = column_of(result.trials, "kind");
   const int notes = column_of(result.trials, "notes");
   for (size_t i = 0; i < result.values.size(); ++i) {
     PlotPoint p{result.values[i][0], result.values[i][1], ""};
     if (result.on_front[i]) {
       const auto& row = result.trials.rows[i];
-      p.label = "#" + row[trial].dump() + " " + row[kind].get<std::string>() +
+      p.label = "#" + row[trial].dump() + " (id " + row[id].dump() + ") " + row[kind].get<std::string>() +
                 (row[notes].get<std::string>().empty() ? "" : " (" + row[notes].get<std::string>() + ")");
       plot.front.push_back(p);
     } else {

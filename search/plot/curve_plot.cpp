@@ -49,7 +49,7 @@ Curve trial_curve(store::ResultsDb& db, int64_t trial_id, const std::string& met
   for (const auto& e : store::read_epochs(db.sql(), trial_id)) {
     const auto it = e.metrics.find(metric);
     if (it != e.metrics.end() && std::isfinite(it->second))
-      c.points.emplace_back(static_cast<double>(e.epoch + 1), it->second);
+      c.points.emplace_back(static_cast<double>(e.epoch), it->second);
   }
   return c;
 }
@@ -58,7 +58,9 @@ int64_t latest_trial_named(store::ResultsDb& db, const std::string& name) {
   SQLite::Statement q(db.sql(), "SELECT id, config FROM trials ORDER BY id DESC");
   while (q.executeStep()) {
     const auto config = nlohmann::json::parse(q.getColumn(1).getString(), nullptr, false);
-    if (config.is_object() && config.value("name", std::string()) == name) return q.getColumn(0).getInt64();
+    // Trials store {"kind", "point", "seed", "experiment"}: the name is the experiment's.
+    const auto experiment = config.is_object() ? config.value("experiment", nlohmann::json()) : nlohmann::json();
+    if (experiment.is_object() && experiment.value("name", std::string()) == name) return q.getColumn(0).getInt64();
   }
   return 0;
 }

@@ -28,11 +28,11 @@ struct CurvePlot {
 std::string curve_script(const CurvePlot& plot, const std::string& png_path);
 void write_curve_png(const CurvePlot& plot, const std::string& png_path);
 
-// One run's curve of `metric` from the database's epochs (epochs numbered from 1); a run that
-// recorded no such metric gives an empty curve.
+// One run's curve of `metric` from the database's epochs (numbered as there, 0 first); a run
+// that recorded no such metric gives an empty curve.
 Curve trial_curve(store::ResultsDb& db, int64_t trial_id, const std::string& metric, const std::string& label);
 
-// The newest trial, any state, whose stored config is named `name` (0 when there is none).
+// The newest trial, any state, whose experiment (config.experiment.name) is `name` (0 when there is none).
 int64_t latest_trial_named(store::ResultsDb& db, const std::string& name);
 
 }  // namespace comera::plot

@@ -29,8 +29,10 @@ std::string script(std::string_view text, const std::string& what) {
 }  // namespace
 
 std::string report_html(const nlohmann::json& data, const std::string& title) {
-  // "</" occurs in JSON only inside strings, where "<\/" reads back the same.
-  const std::string json = replace_all(data.dump(), "</", "<\\/");
+  // "<" occurs in JSON only inside strings, where "\u003c" reads back the same; escaping every
+  // one (not only "</") also keeps "<!--" and "<script" from changing how the browser finds the
+  // script's end.
+  const std::string json = replace_all(data.dump(), "<", "\\u003c");
   const std::string_view skeleton = page_skeleton();
   const std::map<std::string, std::string> parts = {
       {"@TITLE@", escape_html(title)},

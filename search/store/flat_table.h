@@ -1,6 +1,7 @@
 #pragma once
 // A flat table (named columns, rows of JSON scalars) and its output forms: what queries,
-// listings and exports print. Non-finite numbers are cells "nan", "inf", "-inf".
+// listings and exports print. Non-finite numbers are cells "nan", "inf", "-inf". A repeated
+// column name is printed "_2", "_3", ... in every form, so JSON keeps every column.
 #include <nlohmann/json.hpp>
 
 #include <ostream>

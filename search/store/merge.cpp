@@ -14,6 +14,10 @@
 #include <SQLiteCpp/Column.h>
 #include <SQLiteCpp/Statement.h>
 
+#include <map>
+#include <regex>
+#include <vector>
+
 namespace comera::store {
 
 namespace {
@@ -37,17 +41,24 @@ int progress(TrialState state) {
   return 0;
 }
 
+// Throws when `study` (of `source`) cannot join the study of its name in `into_path`.
+void check_same_study(const Study& existing, const std::string& into_path, const Study& study,
+                      const std::string& source) {
+  const std::string fix = ": rename the study in one of them first, e.g. sqlite3 " + source +
+                          " \"UPDATE studies SET name = '" + study.name + "_2' WHERE name = '" + study.name +
+                          "'\", or merge them into separate files";
+  if (existing.objectives != study.objectives)
+    throw Error("study '" + study.name + "' has objectives '" + study.objectives + "' in " + source + " but '" +
+                existing.objectives + "' in " + into_path + fix);
+  // The same name from another spec is another study: its points do not belong on one front.
+  if (canonical_json(existing.spec) != canonical_json(study.spec))
+    throw Error("study '" + study.name + "' in " + source + " comes from another sweep spec than the study of " +
+                "that name in " + into_path + fix);
+}
+
 int64_t merge_study(ResultsDb& into, const std::string& source, const Study& study, MergeCounts& counts) {
   if (auto existing = find_study(into, study.name)) {
-    if (existing->objectives != study.objectives)
-      throw Error("study '" + study.name + "' has objectives '" + study.objectives + "' in " +
-                  source + " but '" + existing->objectives + "' in " + into.path() +
-                  ": rename one of the studies before merging");
-    // The same name from another spec is another study: its points do not belong on one front.
-    if (canonical_json(existing->spec) != canonical_json(study.spec))
-      throw Error("study '" + study.name + "' in " + source + " comes from another sweep spec than " +
-                  "the study of that name in " + into.path() +
-                  ": rename one of the studies, or merge into another file, to keep both");
+    check_same_study(*existing, into.path(), study, source);
     return existing->id;
   }
   into.write([&] {
@@ -64,9 +75,60 @@ int64_t merge_study(ResultsDb& into, const std::string& source, const Study& stu
   return find_study(into, study.name)->id;
 }
 
-// Copies a trial with all it recorded (caller holds the write transaction).
-void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id, int64_t number,
-                int64_t replica) {
+// A study's trial numbers in the source -> in the destination.
+using Numbers = std::map<int64_t, int64_t>;
+
+// "by trial 1", "trials 1, 3", "between trial 3 and trial 5" with each number as renumbered.
+std::string renumbered(const std::string& text, const Numbers& numbers) {
+  static const std::regex names(R"(\btrials? \d+(, \d+)*)"), number(R"(\d+)");
+  std::string out;
+  auto rest = text.cbegin();
+  for (std::sregex_iterator it(text.begin(), text.end(), names), end; it != end; ++it) {
+    out.append(rest, (*it)[0].first);
+    rest = (*it)[0].second;
+    const std::string list = it->str();
+    auto from = list.cbegin();
+    for (std::sregex_iterator n(list.begin(), list.end(), number); n != end; ++n) {
+      out.append(from, (*n)[0].first);
+      from = (*n)[0].second;
+      const auto found = numbers.find(std::stoll(n->str()));
+      out += found == numbers.end() ? n->str() : std::to_string(found->second);
+    }
+    out.append(from, list.cend());
+  }
+  out.append(rest, text.cend());
+  return out;
+}
+
+// A trial's decisions name other trials of its study by number, in their reason, in
+// detail.dominated_by[].trial and detail.between ("trial 3"); a pruned trial's error is its
+// decision's line. Copied in the destination's numbers (caller holds the write transaction).
+void copy_decisions(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t id, const Numbers& numbers) {
+  for (auto d : read_decisions(from.sql(), t.id)) {
+    auto& detail = d.detail;
+    if (detail.contains("reason") && detail["reason"].is_string())
+      detail["reason"] = renumbered(detail["reason"].get<std::string>(), numbers);
+    if (detail.contains("dominated_by") && detail["dominated_by"].is_array())
+      for (auto& by : detail["dominated_by"])
+        if (by.is_object() && by.contains("trial") && by["trial"].is_number_integer())
+          if (const auto found = numbers.find(by["trial"].get<int64_t>()); found != numbers.end())
+            by["trial"] = found->second;
+    if (detail.contains("between") && detail["between"].is_array())
+      for (auto& name : detail["between"])
+        if (name.is_string()) name = renumbered(name.get<std::string>(), numbers);
+    write_decision(into.sql(), id, d);
+  }
+  if (t.state != TrialState::Pruned) return;
+  SQLite::Statement error(into.sql(), "UPDATE trials SET error = NULLIF(?, '') WHERE id = ?");
+  error.bind(1, renumbered(t.error, numbers));
+  error.bind(2, id);
+  error.exec();
+}
+
+// Copies a trial with all it recorded but its decisions (caller holds the write transaction);
+// its id in the destination.
+int64_t copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id, int64_t number,
+                   int64_t replica) {
   SQLite::Statement insert(
       into.sql(),
       "INSERT INTO trials (uid, study_id, number, replica, config, config_hash, seed, state, "
@@ -104,12 +166,18 @@ void copy_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_
   for (const auto& [epoch, layers] : read_layer_ranks(from.sql(), t.id))
     write_layer_ranks(into.sql(), id, epoch, layers);
   write_objectives(into.sql(), id, read_objectives(from.sql(), t.id));
-  for (const auto& decision : read_decisions(from.sql(), t.id)) write_decision(into.sql(), id, decision);
+  return id;
 }
 
 enum class Outcome { Added, Replaced, Skipped };
 
-Outcome merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id) {
+struct Merged {
+  Outcome outcome;
+  int64_t number;   // the trial's number in the destination
+  int64_t id = 0;   // its copy's id; 0 when skipped
+};
+
+Merged merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t study_id) {
   return into.write([&] {
     // The same trial (a copy of this file was worked on elsewhere), else the same config.
     SQLite::Statement match(into.sql(),
@@ -123,17 +191,16 @@ Outcome merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t st
     match.bind(4, t.config_hash);
     match.bind(5, t.replica);
     if (match.executeStep()) {
-      if (progress(t.state) <= progress(parse_trial_state(match.getColumn(3).getString())))
-        return Outcome::Skipped;
-      const int64_t id = match.getColumn(0).getInt64();
       const int64_t number = match.getColumn(1).getInt64();
+      if (progress(t.state) <= progress(parse_trial_state(match.getColumn(3).getString())))
+        return Merged{Outcome::Skipped, number};
+      const int64_t id = match.getColumn(0).getInt64();
       const int64_t replica = match.getColumn(2).getInt64();
       match.reset();
       SQLite::Statement drop(into.sql(), "DELETE FROM trials WHERE id = ?");
       drop.bind(1, id);
       drop.exec();
-      copy_trial(into, from, t, study_id, number, replica);
-      return Outcome::Replaced;
+      return Merged{Outcome::Replaced, number, copy_trial(into, from, t, study_id, number, replica)};
     }
     // A new trial; a distinct run of a config run here before gets the next replica number.
     SQLite::Statement next(into.sql(),
@@ -146,13 +213,24 @@ Outcome merge_trial(ResultsDb& into, ResultsDb& from, const Trial& t, int64_t st
     next.bind(3, t.replica);
     next.executeStep();
     const bool replica_taken = next.getColumn(2).getInt() != 0;
-    copy_trial(into, from, t, study_id, next.getColumn(0).getInt64(),
-               replica_taken ? next.getColumn(1).getInt64() : t.replica);
-    return Outcome::Added;
+    const int64_t number = next.getColumn(0).getInt64();
+    return Merged{Outcome::Added, number,
+                  copy_trial(into, from, t, study_id, number, replica_taken ? next.getColumn(1).getInt64() : t.replica)};
   });
 }
 
 }  // namespace
+
+void check_mergeable(ResultsDb* into, const std::vector<ResultsDb*>& sources) {
+  std::map<std::string, std::pair<Study, std::string>> first;  // by name: the study and its file
+  if (into)
+    for (auto& study : list_studies(*into)) first.emplace(study.name, std::make_pair(study, into->path()));
+  for (ResultsDb* source : sources)
+    for (auto& study : list_studies(*source)) {
+      const auto [it, added] = first.emplace(study.name, std::make_pair(study, source->path()));
+      if (!added) check_same_study(it->second.first, it->second.second, study, source->path());
+    }
+}
 
 MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress& progress) {
   if (into.read_only()) throw Error(into.path() + " was opened read-only: cannot merge into it");
@@ -160,14 +238,20 @@ MergeCounts merge_database(ResultsDb& into, ResultsDb& from, const MergeProgress
   for (const auto& study : list_studies(from)) {
     const int64_t study_id = merge_study(into, from.path(), study, counts);
     const auto trials = list_trials(from, study.name);
+    Numbers numbers;
+    std::vector<std::pair<size_t, int64_t>> copied;  // (trial, its copy's id)
     for (size_t i = 0; i < trials.size(); ++i) {
-      const Outcome outcome = merge_trial(into, from, trials[i], study_id);
-      ++(outcome == Outcome::Added      ? counts.trials_added
-         : outcome == Outcome::Replaced ? counts.trials_replaced
-                                        : counts.trials_skipped);
+      const Merged merged = merge_trial(into, from, trials[i], study_id);
+      numbers[trials[i].number] = merged.number;
+      if (merged.id) copied.emplace_back(i, merged.id);
+      ++(merged.outcome == Outcome::Added      ? counts.trials_added
+         : merged.outcome == Outcome::Replaced ? counts.trials_replaced
+                                               : counts.trials_skipped);
       if (progress)
         progress(study.name, static_cast<int64_t>(i + 1), static_cast<int64_t>(trials.size()));
     }
+    // Once every trial of the study has its number here: decisions may name later trials.
+    for (const auto& [i, id] : copied) into.write([&] { copy_decisions(into, from, trials[i], id, numbers); });
   }
   for (const auto& choice : list_kernel_choices(from)) {
     const auto existing = get_kernel_choice(into, choice.key, choice.fingerprint);

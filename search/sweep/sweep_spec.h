@@ -33,7 +33,7 @@ struct Axis {
   std::vector<Choice> choices;  // listed values
   std::optional<Range> range;   // instead of choices (random sampling only)
   std::string label, path;      // where a sampled number goes
-  bool dense_too = false;       // applies to dense baselines too (seeds, "set" overrides)
+  bool dense_too = false;       // applies to dense baselines too (seeds, "set" overrides the dense build keeps)
   nlohmann::json also;          // patched whatever the choice (null values delete keys)
 };
 

@@ -91,6 +91,19 @@ nlohmann::json make_trial(const SweepSpec& spec, const Point& point, Kind kind) 
   return trial;
 }
 
+// The dense baseline's point: a "set" axis whose setting the dense build drops (tensorized
+// ranks, say) changes nothing it trains, so it is left out: one baseline, not one per value.
+Point dense_point(const SweepSpec& spec, Point point) {
+  const auto experiment = make_trial(spec, point, Kind::Dense)["experiment"];
+  for (size_t i = 1; i < point.size(); ++i) {
+    if (!point[i] || !spec.axes[i].dense_too) continue;
+    Point without = point;
+    without[i] = nullptr;
+    if (make_trial(spec, without, Kind::Dense)["experiment"] == experiment) point = without;
+  }
+  return point;
+}
+
 // Every combination, the first axis outermost.
 std::vector<Point> grid(const SweepSpec& spec) {
   std::vector<Point> points;
@@ -198,7 +211,7 @@ std::vector<nlohmann::json> expand_trials(const SweepSpec& spec) {
     trials.push_back(std::move(trial));
   };
   if (spec.dense_baseline)
-    for (const auto& p : points) add(p, Kind::Dense);
+    for (const auto& p : points) add(dense_point(spec, p), Kind::Dense);
   if (spec.early_baseline)
     for (const auto& p : points) add(p, Kind::Early);
   if (!spec.sampling.adaptive)

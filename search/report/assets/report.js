@@ -72,7 +72,7 @@
   }
 
   function trialTitle(t) {
-    return '#' + t.number + ' ' + (t.kind || '') + (t.target ? ' (L0 ' + fmt(t.target.loss) + ', S0 ' +
+    return '#' + t.number + ' (id ' + t.id + ') ' + (t.kind || '') + (t.target ? ' (L0 ' + fmt(t.target.loss) + ', S0 ' +
       fmt(t.target.size_ratio) + ')' : '');
   }
   function notes(t) {
@@ -327,7 +327,7 @@
     if (curveList.length) drawCurves(); else curvePanel.style.display = 'none';
     drawRanks();
 
-    // Progress: hypervolume against trials run.
+    // Progress: hypervolume against complete trials (the others are never on a front).
     if (study.hypervolume_progress.length) {
       const progressPanel = el('div', { class: 'panel' });
       progressPanel.appendChild(el('h3', { text: 'Hypervolume against complete trials, in the order they ended (' +
@@ -337,7 +337,7 @@
       section.appendChild(progressPanel);
       chart(node).setOption({
         animation: false, tooltip: { trigger: 'axis' }, grid: { left: 80, right: 20, top: 20, bottom: 40 },
-        xAxis: { type: 'value', name: 'trials', nameLocation: 'middle', nameGap: 25, minInterval: 1 },
+        xAxis: { type: 'value', name: 'complete trials', nameLocation: 'middle', nameGap: 25, minInterval: 1 },
         yAxis: { type: 'value', name: 'hypervolume', scale: true },
         series: [{ type: 'line', step: 'end', data: study.hypervolume_progress.map((p) => [p.trials, num(p.hypervolume)]) }],
       });
