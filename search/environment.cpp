@@ -2,7 +2,6 @@
 
 #include "comera_build_stamp.h"
 #include "core/util/accelerator.h"
-#include "core/util/blas_kernels.h"
 #include "core/util/device.h"
 
 #include <ATen/Parallel.h>
@@ -11,32 +10,15 @@
 #include <unistd.h>
 
 #include <array>
-#include <fstream>
 
 namespace comera {
 
-namespace {
-
-std::string cpu_model() {
-  std::ifstream in("/proc/cpuinfo");
-  std::string line;
-  while (std::getline(in, line))
-    if (line.rfind("model name", 0) == 0) {
-      auto pos = line.find(':');
-      if (pos != std::string::npos) return line.substr(pos + 2);
-    }
-  return "unknown cpu";
-}
-
-std::string blas_suffix() {
-  const auto blas = blas_kernels();
-  return blas.core.empty() ? "" : ", OpenBLAS " + blas.core;
-}
-
-}  // namespace
-
 std::string Environment::fingerprint() const {
   return device + "|threads=" + std::to_string(threads) + "|torch=" + torch_version;
+}
+
+std::string Environment::describe() const {
+  return device + ", " + std::to_string(threads) + (threads == 1 ? " thread" : " threads");
 }
 
 nlohmann::json Environment::to_json() const {
@@ -50,11 +32,8 @@ Environment current_environment(const std::string& device) {
   env.git_commit = COMERA_BUILD_COMMIT;
   env.git_dirty = COMERA_BUILD_DIRTY != 0;
   env.torch_version = TORCH_VERSION;
-  // The BLAS kernels are part of the CPU's identity here: they change every dense GEMM's speed.
-  // A GPU by its name and CUDA versions (a CPU-only build can only name what it was asked for).
-  env.device = device == "cpu" ? cpu_model() + blas_suffix()
-               : built_with_cuda() ? device_description(parse_device(device))
-                                   : device;
+  // A CPU-only build can only name the GPU it was asked for.
+  env.device = device == "cpu" || built_with_cuda() ? device_description(parse_device(device)) : device;
   env.threads = at::get_num_threads();
   std::array<char, 256> host{};
   gethostname(host.data(), host.size() - 1);

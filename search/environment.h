@@ -11,12 +11,14 @@ struct Environment {
   std::string git_commit;   // "unknown" outside a git checkout
   bool git_dirty = false;
   std::string torch_version;
-  std::string device;       // CPU model name, or GPU name
+  std::string device;       // device_description(): the CPU and its BLAS kernels, or the GPU
   int threads = 1;
   std::string host;
 
   // What must match for a measured kernel time to be reused (no git, no host name).
   std::string fingerprint() const;
+  // "AMD EPYC 9654 96-Core Processor, OpenBLAS Haswell, 2 threads": what a figure was measured on.
+  std::string describe() const;
   nlohmann::json to_json() const;
 };
 

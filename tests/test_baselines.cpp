@@ -24,6 +24,7 @@
 #include "tests/support/catch.h"
 #include "tests/support/cli_process.h"
 #include "tests/support/temp_dir.h"
+#include "tests/support/tiny_experiment.h"
 
 #include <SQLiteCpp/Database.h>
 #include <SQLiteCpp/Statement.h>
@@ -577,14 +578,7 @@ TEST_CASE("a sweep over methods trains each one and records it like any trial", 
 TEST_CASE("comera bench methods: every method at every batch, one table, refuses unknown ones",
           "[baselines][cli]") {
   TempDir dir;
-  const std::string config = dir.file("tiny.json");
-  std::ofstream(config) << nlohmann::json{
-      {"model", {{"vocab", 100}, {"d_model", 8}, {"heads", 2}, {"layers", 1}, {"ffn", 16},
-                 {"max_positions", 8}, {"classes", 3}, {"dropout", 0.0},
-                 {"tensorized", {{"attention", {{"in_modes", {4, 2}}, {"out_modes", {2, 4}}, {"ranks", 2}}}}}}},
-      {"training", {{"truncation", {{"when", "never"}}}}},
-      {"method_settings", {{"galore", {{"rank", 2}}}, {"lte", {{"rank", 2}, {"heads", 2}}},
-                           {"lowrank", {{"rank", 2}}}}}}.dump();
+  const std::string config = comera::testing::write_tiny_experiment(dir.file("tiny.json"));
   const std::string flags = " --config " + config + " --batches 1,2 --seq 4 --warmup 0 --repeats 1 --threads 1";
   auto r = comera::testing::run_cli("bench methods --json" + flags + " 2>/dev/null");
   INFO(r.output);
@@ -599,6 +593,8 @@ TEST_CASE("comera bench methods: every method at every batch, one table, refuses
     if (row["method"] == "tt") CHECK(row["time_vs_tt"].get<double>() == 1.0);
   }
   CHECK(seen.size() == 10);
+  // Side by side: every method at batch 1, then every method at batch 2.
+  for (size_t i = 0; i < rows.size(); ++i) CHECK(rows[i]["batch"] == (i < 5 ? 1 : 2));
   r = comera::testing::run_cli("bench methods" + flags + " --methods tt,lora");
   CHECK(r.status != 0);
   CHECK_THAT(r.output, Contains("--methods") && Contains("lora"));

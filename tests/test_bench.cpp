@@ -3,6 +3,8 @@
 #include "search/bench/embedding_bag_benchmark.h"
 #include "search/bench/layer_benchmark.h"
 #include "search/bench/ttm_benchmark.h"
+#include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm_bf16.h"
 #include "core/util/error.h"
 #include "search/bench/paths_benchmark.h"
 #include "tests/support/catch.h"
@@ -31,6 +33,9 @@ TEST_CASE("layer benchmark: the paper's three shapes, dense against TT", "[bench
   CHECK(j["mac_ratio"].get<double>() == Approx(rows[1].mac_ratio()));
   CHECK(j.contains("dense_ms"));
   CHECK(j.contains("tt_min_ms"));
+  // A bf16 forward runs the AVX512-BF16 kernels where the CPU has them, as bench layer's text says.
+  o.precision = Precision::Bf16;
+  CHECK(benchmark_layers(o)[0].kernels == (thin::enabled() && thin_bf16::enabled()));
   o.tokens = 0;
   CHECK_THROWS_WITH(benchmark_layers(o), Contains("tokens must be >= 1"));
 }
@@ -62,6 +67,13 @@ TEST_CASE("TTM lookup benchmark: four methods per batch, ratios against naive an
   CHECK(report["rows"][1]["method"] == "optimised, no dedup");
   CHECK(report["rows"][1]["ids"] == 64);
   CHECK_THROWS_WITH(bench.run(0), Contains("at least one id"));
+  CHECK(report["memory"] == "CPU tensor bytes through LibTorch's allocator above the step's start");
+  // Uniform ids over 30,522: 8 ids are all distinct, so the layer does not dedup, and says so.
+  o.zipf = 0;
+  TtmBenchmark uniform(o);
+  const auto few = uniform.run(8);
+  REQUIRE(few.distinct_ids == 8);
+  CHECK(few.methods[0].method == "optimised, dedup skipped");
 }
 
 TEST_CASE("paths benchmark: a case per layer, rank and token count, checked a second time", "[bench]") {

@@ -336,6 +336,34 @@ TEST_CASE("a ring all-reduce's bytes project to link times by hand", "[data_para
   CHECK(projected_step_seconds(0.5, 125'000'000, 2, 1) == Approx(1.5));
 }
 
+TEST_CASE("a benchmark's all-reduce time is the transfer; the wait for the slower rank is counted apart",
+          "[data_parallel][c10d]") {
+  REQUIRE(collectives_available());
+  // Two ranks as threads of this process; rank 1 reaches the all-reduce 300 ms after rank 0.
+  const int port = free_local_port();
+  double transfer = -1, waited = -1;
+  const auto rank = [&](int r) {
+    World world;
+    world.rank = r;
+    world.size = 2;
+    world.master_port = port;
+    DataParallel parallel(world, std::chrono::seconds(20));
+    parallel.time_waits(true);
+    auto p = at::zeros({4}).requires_grad_();
+    p.mutable_grad() = at::ones({4});
+    if (r == 1) std::this_thread::sleep_for(std::chrono::milliseconds(300));
+    parallel.reduce_gradients({p}, 1.0);
+    if (r == 0) transfer = parallel.gradient_seconds(), waited = parallel.wait_seconds();
+  };
+  std::thread other(rank, 1);
+  rank(0);
+  other.join();
+  // A 4-float all-reduce over 127.0.0.1 takes well under 100 ms; the wait is rank 1's 300 ms.
+  CHECK(waited >= 0.25);
+  CHECK(transfer >= 0);
+  CHECK(transfer < 0.1);
+}
+
 TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[data_parallel][c10d]") {
   REQUIRE(collectives_available());
   testing::TempDir dir;
@@ -347,6 +375,7 @@ TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[d
     INFO(row.dump());
     CHECK(row.at("median_ms").get<double>() > 0);
     CHECK(row.contains("all_reduce_bytes") == (row.at("ranks") == 2));
+    CHECK(row.contains("all_reduce_wait_ms") == (row.at("ranks") == 2));
   }
   // Each all-reduce carries every gradient as float32 (more than the model's size, which leaves
   // out rank vectors and the like), and one flag per parameter tensor.
@@ -359,6 +388,12 @@ TEST_CASE("comera bench data-parallel measures both layouts of both builds", "[d
     }
   CHECK(j.at("byte_ratio").get<double>() == Approx(bytes.at("dense") / bytes.at("tensorized")));
   CHECK(j.at("projections").size() == 3);
+  // bench step --nproc 2 says in text what its help promises: the all-reduce and the wait.
+  const auto text = testing::run_cli("bench step --nproc 2 --threads 1 --seq 8 --batch 2 --warmup 0 --repeats 1 --config " +
+                                     config + " 2>/dev/null");
+  INFO(text.output);
+  CHECK(text.status == 0);
+  CHECK_THAT(text.output, Contains("2 ranks: gradient all-reduce") && Contains("waiting for the slowest rank"));
 }
 
 TEST_CASE("data-parallel training refuses sparse gradients before any work", "[data_parallel][c10d]") {

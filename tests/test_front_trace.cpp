@@ -31,9 +31,10 @@ struct Planned {
 };
 
 // One study, trials ending in the order given.
-void make_study(const std::string& path, const std::vector<Planned>& trials) {
+void make_study(const std::string& path, const std::vector<Planned>& trials,
+                const std::string& objectives = "size:min,accuracy:max") {
   auto db = store::ResultsDb::open(path);
-  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object(), "size:min,accuracy:max");
+  const auto study = store::create_or_get_study(db, "s", nlohmann::json::object(), objectives);
   Environment env;
   env.device = "test-cpu";
   for (size_t i = 0; i < trials.size(); ++i) {
@@ -120,6 +121,17 @@ TEST_CASE("comera bench fronts names the compute that reached the target's hyper
              Contains("--ref has 1 values for 2 objectives"));
   CHECK_THAT(comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " --ref 1,0 --target lte").output,
              Contains("--target lte"));
+  // The same database twice would count as two runs; a study of other objectives would score 0.
+  const auto twice = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " " + dir.file("grid.db") +
+                                              " --log size --ref 1000,0");
+  CHECK(twice.status == 1);
+  CHECK_THAT(twice.output, Contains("given twice"));
+  make_study(dir.file("other-0.db"), {{store::TrialState::Complete, 2, 30, 100, 0.5}}, "size:min,eval_loss:min");
+  const auto other = comera::testing::run_cli("bench fronts " + dir.file("grid.db") + " " + dir.file("other-0.db") +
+                                              " --log size --ref 1000,0");
+  CHECK(other.status == 1);
+  CHECK_THAT(other.output, Contains("other-0.db: study 's' has objectives size:min,eval_loss:min, not "
+                                    "size:min,accuracy:max (those of " + dir.file("grid.db") + ")"));
 }
 
 TEST_CASE("comera bench fronts-plot puts tasks on the grid's scale: compute and hypervolume as fractions of "

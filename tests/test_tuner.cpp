@@ -18,6 +18,7 @@
 
 using namespace comera;
 using namespace comera::tuner;
+using Catch::Matchers::Contains;
 
 namespace {
 
@@ -167,6 +168,13 @@ TEST_CASE("choices are stored, read back, and ignored under another fingerprint"
   const Choice foreign = second.choose(shape, 64, at::kFloat);
   CHECK_FALSE(foreign.stored);
   CHECK(foreign.plan == nullptr);
+
+  // A corrupt or foreign stored plan: the error names the database, the key and the repair.
+  store::put_kernel_choice(db, {kernel_key(shape, 256, at::kFloat, env), env.fingerprint(), "((X,G1),garbage",
+                                0.5, 7, env.git_commit, ""});
+  CHECK_THROWS_WITH(second.choose(shape, 256, at::kFloat),
+                    Contains(dir.file("tune.db")) && Contains("'((X,G1),garbage'") && Contains("kernel_choices") &&
+                        Contains("--retune"));
 
   // apply() sets the stored plan on a model's TT layers.
   TTLinear layer(TTLinearOptions({2, 3}, {3, 2}, {1, 2, 3, 2, 1}));

@@ -133,7 +133,7 @@ void Collective::barrier() {
   try {
     impl_->group->barrier()->wait();
   } catch (const std::exception& e) {
-    lost("the final barrier", message_of(e));
+    lost("a barrier", message_of(e));
   }
 }
 

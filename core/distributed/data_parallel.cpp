@@ -46,6 +46,11 @@ std::vector<double> DataParallel::sum(const std::vector<double>& values) {
 }
 
 void DataParallel::reduce_gradients(const std::vector<at::Tensor>& params, double weight) {
+  if (time_waits_) {
+    const auto start = std::chrono::steady_clock::now();
+    collective_.barrier();
+    wait_seconds_ += std::chrono::duration<double>(std::chrono::steady_clock::now() - start).count();
+  }
   const auto before = collective_.stats();
   buckets_.reduce(params, weight, collective_);
   gradient_bytes_ = collective_.stats().all_reduce_bytes - before.all_reduce_bytes;

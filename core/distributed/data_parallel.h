@@ -43,11 +43,19 @@ class DataParallel {
   int64_t gradient_bytes() const { return gradient_bytes_; }
   double gradient_seconds() const { return gradient_seconds_; }
 
+  // For benchmarks: a timed barrier before each gradient all-reduce. A blocking all-reduce also
+  // waits for the slowest rank to finish backward; this way gradient_seconds() is the transfer
+  // alone and the wait is counted apart.
+  void time_waits(bool on) { time_waits_ = on; }
+  double wait_seconds() const { return wait_seconds_; }
+
  private:
   Collective collective_;
   GradientBuckets buckets_;
   int64_t gradient_bytes_ = 0;
   double gradient_seconds_ = 0;
+  bool time_waits_ = false;
+  double wait_seconds_ = 0;
 };
 
 }  // namespace comera

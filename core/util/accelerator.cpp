@@ -1,8 +1,10 @@
 #include "core/util/accelerator.h"
 
+#include "core/util/blas_kernels.h"
 #include "core/util/error.h"
 
 #include <chrono>
+#include <fstream>
 
 #ifdef COMERA_WITH_CUDA
 #include <ATen/ATen.h>
@@ -25,6 +27,17 @@ c10::DeviceIndex index_of(const c10::Device& device) {
   return device.has_index() ? device.index() : c10::cuda::current_device();
 }
 #endif
+
+std::string cpu_model() {
+  std::ifstream in("/proc/cpuinfo");
+  std::string line;
+  while (std::getline(in, line))
+    if (line.rfind("model name", 0) == 0) {
+      auto pos = line.find(':');
+      if (pos != std::string::npos) return line.substr(pos + 2);
+    }
+  return "unknown cpu";
+}
 
 [[noreturn, maybe_unused]] void no_cuda(const c10::Device& device) {
   throw Error("device " + device.str() + ": this comera was built without CUDA (configure it "
@@ -140,7 +153,11 @@ DeviceMemoryPeak::Bytes DeviceMemoryPeak::peak() const { return allocator_bytes(
 DeviceMemoryPeak::Bytes DeviceMemoryPeak::current() const { return allocator_bytes(device_, false); }
 
 std::string device_description(const c10::Device& device) {
-  if (device.is_cpu()) return "cpu";
+  if (device.is_cpu()) {
+    // The BLAS kernels are part of the CPU's identity here: they change every dense GEMM's speed.
+    const auto blas = blas_kernels();
+    return cpu_model() + (blas.core.empty() ? "" : ", OpenBLAS " + blas.core);
+  }
 #ifdef COMERA_WITH_CUDA
   cudaDeviceProp p{};
   check(cudaGetDeviceProperties(&p, index_of(device)), "cudaGetDeviceProperties");

@@ -49,7 +49,8 @@ class DeviceMemoryPeak {
   Bytes start_;
 };
 
-// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), driver 13.0, runtime 13.0" for a GPU; "cpu" for the CPU.
+// "NVIDIA H100 80GB HBM3 (sm_90, 132 SMs), driver 13.0, runtime 13.0" for a GPU; the CPU's
+// model and its BLAS kernels ("AMD EPYC 9654 96-Core Processor, OpenBLAS Haswell") for the CPU.
 std::string device_description(const c10::Device& device);
 
 }  // namespace comera

@@ -2,6 +2,7 @@
 
 #include "core/contract/merged_path.h"
 #include "core/kernels/cpu/thin_gemm.h"
+#include "core/kernels/cpu/thin_gemm_bf16.h"
 #include "core/layers/tt_linear.h"
 #include "core/util/accelerator.h"
 #include "core/util/device.h"
@@ -93,7 +94,8 @@ std::vector<LayerBenchmarkRow> benchmark_layers(
     row.shape = tt->shape().str();
     row.tokens = B;
     row.threads = at::get_num_threads();
-    row.kernels = thin::enabled() && device.is_cpu() && !bf16;
+    // A bf16 forward takes the kernels where the CPU has AVX512-BF16 (merged_path.cpp use_kernels).
+    row.kernels = thin::enabled() && device.is_cpu() && (!bf16 || thin_bf16::enabled());
     row.precision = precision_name(options.precision);
     row.device = device_description(device);
     row.dense = time_step([&](const at::Tensor& v) { return dense->forward(v); },

@@ -26,7 +26,7 @@ struct LayerBenchmarkRow {
   std::string shape;  // TTShape::str()
   int64_t tokens = 0;
   int threads = 0;
-  bool kernels = false;  // the TT layer's AVX-512 thin-GEMM kernels were on
+  bool kernels = false;  // the TT layer's AVX-512 thin-GEMM kernels (AVX512-BF16 ones in bf16) ran
   std::string precision;  // "fp32" or "bf16"
   std::string device;    // device_description() of where it ran
   Timing dense, tt;

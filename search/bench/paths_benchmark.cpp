@@ -1,6 +1,7 @@
 #include "search/bench/paths_benchmark.h"
 
 #include "core/formats/tt_shape.h"
+#include "core/util/accelerator.h"
 #include "core/util/error.h"
 
 #include <ATen/Parallel.h>
@@ -40,6 +41,7 @@ nlohmann::json PathsCase::to_json() const {
   auto rec = tuned.to_json();
   rec["layer"] = layer;
   rec["threads"] = threads;
+  rec["device"] = device;
   rec["clock"] = clock;
   rec["verify"] = verify;
   return rec;
@@ -59,6 +61,7 @@ std::vector<PathsCase> benchmark_paths(const PathsBenchmarkOptions& options,
         PathsCase c;
         c.layer = layer.name;
         c.threads = at::get_num_threads();
+        c.device = device_description(c10::Device(c10::kCPU));
         c.clock = options.tuner.measure.clock == tuner::Clock::Cpu ? "cpu" : "wall";
         c.tuned = tuner::tune(shape, b, options.dtype, options.tuner, events.on_progress);
         if (options.verify) c.verify = verify(c.tuned, options.dtype, options.tuner);

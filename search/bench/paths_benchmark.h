@@ -35,6 +35,7 @@ struct PathsBenchmarkOptions {
 struct PathsCase {
   std::string layer;
   int threads = 0;
+  std::string device;    // device_description() of the CPU: its model and BLAS kernels
   std::string clock;     // "wall" or "cpu"
   tuner::TuneResult tuned;
   nlohmann::json verify;  // the second run's times (null without it)

@@ -33,7 +33,8 @@ nlohmann::json StepBenchmarkResult::to_json() const {
           {"dense_params", dense_params}, {"tokens", tokens}, {"tokens_per_s", tokens_per_s()},
           {"device_description", device}};
   if (ranks > 1)
-    j.update({{"ranks", ranks}, {"all_reduce_ms", all_reduce_ms}, {"all_reduce_bytes", all_reduce_bytes}});
+    j.update({{"ranks", ranks}, {"all_reduce_ms", all_reduce_ms}, {"all_reduce_wait_ms", wait_ms},
+              {"all_reduce_bytes", all_reduce_bytes}});
   if (profile) j["profile"] = profile->to_json();
   return j;
 }
@@ -69,19 +70,27 @@ StepBenchmarkResult benchmark_step(const ModelSpec& spec, const TrainConfig& tra
                                           Shard{o.parallel->rank(), ranks}.range(o.batch).first
                                     : o.batch;
     const auto batch = task->synthetic_batch(rows, o.length, generator).to(device);
-    std::vector<double> all_reduce_s;
+    if (o.parallel) o.parallel->time_waits(true);
+    std::vector<double> all_reduce_s, wait_s;
     const auto step = [&] {
       const double before = o.parallel ? o.parallel->gradient_seconds() : 0;
+      const double waited = o.parallel ? o.parallel->wait_seconds() : 0;
       training_step(*task, *optimizer, objective, training.clip_grad_norm, batch, o.parallel, false,
                     training.precision);
-      if (o.parallel) all_reduce_s.push_back(o.parallel->gradient_seconds() - before);
+      if (!o.parallel) return;
+      all_reduce_s.push_back(o.parallel->gradient_seconds() - before);
+      wait_s.push_back(o.parallel->wait_seconds() - waited);
     };
     result.timing = time_median([&](int) { step(); }, o.warmup, o.repeats, device);
     if (o.parallel) {
-      std::vector<double> measured(all_reduce_s.end() - o.repeats, all_reduce_s.end());
-      std::sort(measured.begin(), measured.end());
+      const auto median_ms = [&](const std::vector<double>& seconds) {
+        std::vector<double> measured(seconds.end() - o.repeats, seconds.end());
+        std::sort(measured.begin(), measured.end());
+        return 1e3 * measured[measured.size() / 2];
+      };
       result.ranks = ranks;
-      result.all_reduce_ms = 1e3 * measured[measured.size() / 2];
+      result.all_reduce_ms = median_ms(all_reduce_s);
+      result.wait_ms = median_ms(wait_s);
       result.all_reduce_bytes = o.parallel->gradient_bytes();
     }
     const auto size = model_size(model);

@@ -39,9 +39,10 @@ struct StepBenchmarkResult {
   int64_t params = 0, dense_params = 0;
   int64_t tokens = 0;      // per step
   std::optional<StepProfile> profile;
-  // Data-parallel only (ranks > 1): the gradient all-reduce per step, median seconds and bytes.
+  // Data-parallel only (ranks > 1), medians per step: the gradient all-reduce's transfer, the
+  // wait before it for the slowest rank (a timed barrier), and its bytes.
   int ranks = 1;
-  double all_reduce_ms = 0;
+  double all_reduce_ms = 0, wait_ms = 0;
   int64_t all_reduce_bytes = 0;
   double tokens_per_s() const;
   nlohmann::json to_json() const;

@@ -24,7 +24,9 @@ struct TtmBenchmarkOptions {
 };
 
 struct TtmMethodResult {
-  std::string method;  // "optimised, dedup", "optimised, no dedup", "naive", "dense nn::Embedding"
+  // "optimised, dedup" (or "optimised, dedup skipped" where under a quarter of the ids
+  // repeat and the layer does not dedup), "optimised, no dedup", "naive", "dense nn::Embedding".
+  std::string method;
   Timing time;
   // CPU tensor bytes above the step's start: held after forward (output and what backward
   // keeps), and the peak over forward and backward.
@@ -53,6 +55,8 @@ class TtmBenchmark {
   int64_t dim() const;
   int64_t ttm_params() const;  // cores and rank vectors
   int64_t dense_params() const;
+  // What the memory figures count, on the device the benchmark runs on.
+  std::string memory_counted() const;
 
   // Every method on one batch of `ids` ids; on_method hears of each as it starts.
   TtmBatchResult run(int64_t ids, const std::function<void(const std::string& method)>& on_method = {});

@@ -7,8 +7,6 @@
 #include "search/cli/command.h"
 #include "search/environment.h"
 
-#include <ATen/Parallel.h>
-
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -43,7 +41,8 @@ int run(int argc, char** argv) {
       "min-rows", "Tables with this many rows or more are TTM", cxxopts::value<int64_t>()->default_value("200000"))(
       "cores", "TTM cores per table", cxxopts::value<int64_t>()->default_value("3"))(
       "rank", "TTM rank on every interior bond", cxxopts::value<int64_t>()->default_value("12"))(
-      "no-dense", "Skip the dense tables (at scale 1 they take 2.16 GB, their gradient as much)")(
+      "no-dense", "Skip the dense methods: two copies of the tables (dense and sparse gradient), "
+      "2.16 GB each at scale 1, and the dense gradient as much again")(
       "big-only", "Only the tables of --min-rows rows and more, in every method (the lookup's own "
       "ratios, without the small dense tables all methods share)")(
       "repeats", "Timed repeats per method (median reported)", cxxopts::value<int>()->default_value("3"))(
@@ -64,14 +63,13 @@ int run(int argc, char** argv) {
   o.rank = r["rank"].as<int64_t>();
   o.dense = r.count("no-dense") == 0;
   o.big_only = r.count("big-only") > 0;
-  o.repeats = r["repeats"].as<int>();
-  o.warmup = r["warmup"].as<int>();
+  o.repeats = repeats_flag(r);
+  o.warmup = warmup_flag(r);
   o.zipf = r["zipf"].as<double>();
   o.seed = r["seed"].as<uint64_t>();
   const std::string clock = r["clock"].as<std::string>();
   if (clock != "wall" && clock != "cpu") throw Error("--clock must be 'wall' or 'cpu', got '" + clock + "'");
   o.cpu_clock = clock == "cpu";
-  if (o.repeats < 1) throw Error("--repeats must be >= 1");
   require_zipf_exponent(o.zipf, "--zipf");
   if (o.cores < 1 || o.rank < 1 || o.min_rows < 1) throw Error("--cores, --rank and --min-rows must be >= 1");
   const bool json = r.count("json") > 0;
@@ -82,7 +80,7 @@ int run(int argc, char** argv) {
       << "), " << bench.ttm_tables() << " of them TTM (" << o.cores << " cores, rank " << o.rank
       << "); all tables " << bench.ttm_params() << " parameters with TTM vs " << bench.dense_params()
       << " dense\nids: Zipf(s=" << o.zipf << ") per table, seed " << o.seed << "; time: forward+backward, median of "
-      << o.repeats << " after " << o.warmup << " warm-up, " << at::get_num_threads() << " threads; ratios from "
+      << o.repeats << " after " << o.warmup << " warm-up, on " << current_environment().describe() << "; ratios from "
       << clock << " time\nmemory: CPU tensor bytes above the step's start: held after forward, peak over "
          "forward+backward\n\n";
   if (!json)

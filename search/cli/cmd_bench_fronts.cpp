@@ -85,16 +85,25 @@ int run(int argc, char** argv) {
 
   std::vector<Run> runs;
   pareto::TraceOptions trace;
+  std::map<std::filesystem::path, std::string> seen;  // each database once: a copy would count twice
+  std::string compared;  // the objectives every study must have, and where they came from
   for (const auto& file : files) {
     if (!std::filesystem::exists(file)) throw Error(file + ": no such database");
+    const auto [at, fresh] = seen.emplace(std::filesystem::canonical(file), file);
+    if (!fresh) throw Error(file + ": given twice (as " + at->second + "): give each sweep's database once");
     auto db = store::ResultsDb::open(file, store::ResultsDb::Mode::ReadOnly);
     Run run;
     run.file = file;
     run.study = the_study(db, r["study"].as<std::string>());
+    const auto study = store::find_study(db, run.study);
+    if (!study) throw Error(file + ": no study '" + run.study + "'");
+    const auto own = store::parse_objectives(study->objectives);
+    const auto same = [&](const store::Objective& o) {
+      return std::any_of(own.begin(), own.end(), [&](const auto& x) { return x.name == o.name && x.minimize == o.minimize; });
+    };
     if (trace.objectives.empty()) {
-      const auto study = store::find_study(db, run.study);
-      if (!study) throw Error(file + ": no study '" + run.study + "'");
       const auto asked = r["objectives"].as<std::string>();
+      compared = asked.empty() ? study->objectives + " (those of " + file + ")" : asked + " (--objectives)";
       trace.objectives = store::parse_objectives(asked.empty() ? study->objectives : asked);
       const auto logged = r["log"].as<std::string>().empty() ? std::vector<std::string>{} : string_list_flag(r, "log");
       for (const auto& o : trace.objectives)
@@ -108,6 +117,9 @@ int run(int argc, char** argv) {
                     std::to_string(trace.objectives.size()) + " objectives (give one per objective, in order, e.g. "
                     "--ref 2.3e6,0 for size:min,accuracy:max)");
     }
+    if (!std::all_of(trace.objectives.begin(), trace.objectives.end(), same))
+      throw Error(file + ": study '" + run.study + "' has objectives " + study->objectives + ", not " + compared +
+                  ": compare sweeps of one task, or choose objectives every study has with --objectives");
     run.label = std::filesystem::path(file).stem().string();
     run.group = std::regex_replace(run.label, std::regex("-[0-9]+$"), "");
     run.steps = pareto::front_trace(db, run.study, trace);

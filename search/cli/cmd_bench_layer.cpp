@@ -9,8 +9,7 @@
 #include "core/util/device.h"
 #include "core/util/error.h"
 #include "search/cli/command.h"
-
-#include <ATen/Parallel.h>
+#include "search/environment.h"
 
 #include <nlohmann/json.hpp>
 
@@ -31,7 +30,9 @@ const char* tt_kernels(bool cpu, bool bf16) {
 
 int run(int argc, char** argv) {
   auto options = make_options(
-      "bench layer", "Forward+backward time of dense Linear vs TTLinear (paper layer shapes)");
+      "bench layer",
+      "Forward+backward time of dense Linear vs TTLinear (paper layer shapes). The TT layer contracts\n"
+      "by the merged path: plans stored by `comera tune` are not read (bench paths times every plan).");
   options.add_options()("tokens", "Tokens per batch (rows of X)",
                         cxxopts::value<int64_t>()->default_value("4096"))(
       "repeats", "Measured runs per layer (median reported)",
@@ -49,10 +50,8 @@ int run(int argc, char** argv) {
   const auto& r = *parsed;
   LayerBenchmarkOptions o;
   o.tokens = r["tokens"].as<int64_t>();
-  o.repeats = r["repeats"].as<int>();
-  o.warmup = r["warmup"].as<int>();
-  if (o.repeats < 1) throw Error("--repeats " + std::to_string(o.repeats) + ": give at least 1 timed run");
-  if (o.warmup < 0) throw Error("--warmup " + std::to_string(o.warmup) + ": give 0 or more untimed runs");
+  o.repeats = repeats_flag(r);
+  o.warmup = warmup_flag(r);
   o.device = r["device"].as<std::string>();
   std::vector<Precision> precisions;
   for (const auto& name : split_list(r["precision"].as<std::string>(), "--precision")) {
@@ -67,9 +66,9 @@ int run(int argc, char** argv) {
   for (const auto precision : precisions) {
     o.precision = precision;
     const bool bf16 = precision == Precision::Bf16;
-    log << "bench layer: " << o.tokens << " tokens on " << o.device << ", " << at::get_num_threads()
-        << " threads, median of " << o.repeats << " (after " << o.warmup << " warm-up), precision "
-        << precision_name(precision) << ", TT batch GEMMs: "
+    log << "bench layer: " << o.tokens << " tokens on " << current_environment(o.device).describe()
+        << ", median of " << o.repeats << " (after " << o.warmup << " warm-up), precision "
+        << precision_name(precision) << ", TT layers by the merged path, TT batch GEMMs: "
         << tt_kernels(cpu, bf16) << ", dense GEMMs: "
         << (!cpu ? "the device's (cuBLAS)" : bf16 ? "oneDNN bf16" : blas_kernels().describe()) << "\n";
     benchmark_layers(o, [&](const LayerBenchmarkRow& row) {

@@ -53,14 +53,18 @@ int run(int argc, char** argv) {
     if (std::find(method_names().begin(), method_names().end(), m) == method_names().end())
       throw Error("--methods: unknown method '" + m + "' (use dense, tt, galore, lte, lowrank)");
   const auto batches = int_list_flag(r, "batches", 1);
-  const auto config = r["config"].as<std::string>();
+  const auto config = config_flag(r);
   std::optional<OutputFile> plot;
   if (!r["plot"].as<std::string>().empty()) plot.emplace(r["plot"].as<std::string>(), "--plot", std::vector<std::string>{config});
-  if (r["seq"].as<int64_t>() < 1 || r["repeats"].as<int>() < 1)
-    throw Error("--seq and --repeats must be at least 1");
+  warmup_flag(r);
+  repeats_flag(r);
+  if (r["seq"].as<int64_t>() < 1) throw Error("--seq must be at least 1");
   const auto precision = r["precision"].as<std::string>();
   require_precision(parse_precision(precision, "--precision"), parse_device(r["device"].as<std::string>()),
                     "--precision");
+  // Each method's experiment, so a bad config or --method-settings is refused before any child.
+  for (const auto& method : methods)
+    bench_step_experiment(config, method, r["method-settings"].as<std::string>(), false, r["device"].as<std::string>());
   std::vector<std::string> common{"--config", config, "--seq", std::to_string(r["seq"].as<int64_t>()),
                                   "--warmup", std::to_string(r["warmup"].as<int>()),
                                   "--repeats", std::to_string(r["repeats"].as<int>()),
@@ -71,8 +75,10 @@ int run(int argc, char** argv) {
 
   nlohmann::json rows = nlohmann::json::array();
   std::vector<MethodPoint> points;
-  for (const auto& method : methods)
-    for (const auto batch : batches) {
+  // Batch by batch, every method in turn: each ratio against tt divides measurements taken one
+  // after the other, not a sweep of every batch apart.
+  for (const auto batch : batches)
+    for (const auto& method : methods) {
       std::cerr << "batch " << batch << ": " << method << "..." << std::endl;
       auto flags = common;
       flags.insert(flags.end(), {"--method", method, "--batch", std::to_string(batch)});
@@ -101,8 +107,9 @@ int run(int argc, char** argv) {
     std::cout << rows.dump(2) << std::endl;
     return 0;
   }
-  std::printf("Synthetic tokens, sequence %lld, %s, %s.\n\n", static_cast<long long>(r["seq"].as<int64_t>()),
-              r["device"].as<std::string>().c_str(), precision.c_str());
+  std::printf("Synthetic tokens, sequence %lld, %s, %s, %d threads; dense GEMMs: %s.\n\n",
+              static_cast<long long>(r["seq"].as<int64_t>()), rows[0]["device_description"].get<std::string>().c_str(),
+              precision.c_str(), rows[0]["threads"].get<int>(), rows[0]["blas"].get<std::string>().c_str());
   auto ratio = [](const nlohmann::json& row, const char* key) {
     if (!row.contains(key)) return std::string();
     char text[32];

@@ -7,9 +7,9 @@
 #include "search/bench/paths_benchmark.h"
 #include "search/cli/command.h"
 #include "search/cli/tuner_flags.h"
+#include "search/environment.h"
 #include "search/tuner/tuning_key.h"
 
-#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -22,6 +22,7 @@ std::vector<bench::PathsLayer> selected_layers(const cxxopts::ParseResult& r) {
   if (r.count("in-modes") || r.count("out-modes")) {
     if (!r.count("in-modes") || !r.count("out-modes"))
       throw Error("give both --in-modes and --out-modes (e.g. --in-modes 12,8,8 --out-modes 8,8,12)");
+    refuse_beside(r, "in-modes", {"layers"}, "measures the one layer --in-modes and --out-modes describe");
     return {{"custom", int_list_flag(r, "in-modes", 1), int_list_flag(r, "out-modes", 1)}};
   }
   std::vector<bench::PathsLayer> out;
@@ -88,7 +89,9 @@ int run(int argc, char** argv) {
   o.tokens = int_list_flag(r, "tokens", 1);
   o.verify = !r.count("no-verify");
   const bool json = r.count("json") > 0;
-  std::cerr << "bench paths: " << at::get_num_threads() << " threads, " << tuner::dtype_name(o.dtype)
+  const auto on = current_environment().describe();
+  if (!json) std::printf("Measured on %s; dense and ATen plans run in its BLAS.\n", on.c_str());
+  std::cerr << "bench paths: " << on << ", " << tuner::dtype_name(o.dtype)
             << ", " << r["clock"].as<std::string>() << " clock, budget " << o.tuner.measure.budget_ms << " ms per case (big cases get fewer repeats; "
             << "candidates " << o.tuner.measure.abandon << "x slower than the best first run are timed once)\n";
   nlohmann::json records = nlohmann::json::array();

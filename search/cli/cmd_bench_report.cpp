@@ -3,6 +3,7 @@
 #include "core/util/format.h"
 #include "search/cli/command.h"
 #include "search/cli/report_output.h"
+#include "search/environment.h"
 #include "search/report/report_benchmark.h"
 
 #include <iostream>
@@ -33,7 +34,9 @@ int run(int argc, char** argv) {
   o.on_progress = [](const std::string& line) { std::cerr << line << std::endl; };
   const auto result = report::bench_report(o);
   if (r.count("json")) {
-    std::cout << result.to_json().dump(2) << std::endl;
+    auto out = result.to_json();
+    out["environment"] = current_environment().to_json();
+    std::cout << out.dump(2) << std::endl;
     return 0;
   }
   std::cout << "synthetic study: " << result.trials << " trials x " << result.epochs << " epochs, " << result.layers
@@ -44,7 +47,8 @@ int run(int argc, char** argv) {
             << "browser (" << result.browser << "): drawn " << fixed_text(result.loaded_ms, 0)
             << " ms after navigation (script " << fixed_text(result.script_ms, 0) << " ms); whole run "
             << format_duration(result.browser_s) << "\n"
-            << "points drawn: " << result.drawn.dump() << "\n";
+            << "points drawn: " << result.drawn.dump() << "\n"
+            << "measured on " << current_environment().describe() << "\n";
   return 0;
 }
 

@@ -69,14 +69,15 @@ int run(int argc, char** argv) {
   o.variables = r["variables"].as<int64_t>();
   o.candidates = r["candidates"].as<int64_t>();
   if (r.count("checkpoints")) o.checkpoints = int_list_flag(r, "checkpoints", 1);
-  if (o.budget < 1 || o.seeds < 1) throw Error("--budget and --seeds must be >= 1");
   if (o.variables < 2) throw Error("--variables must be >= 2 (ZDT's g needs a second variable)");
   if (o.candidates < 1) throw Error("--candidates must be >= 1");
+  propose::checked_checkpoints(o);  // before the banner: a bad list is refused before any output
   const bool json = r.count("json") > 0;
   std::ostream& log = json ? std::cerr : std::cout;
 
   log << "comera bench sampler: " << o.variables << " variables, " << o.budget << " evaluations per run, seeds 1-"
-      << o.seeds << "; hypervolume mean ± s.e. over seeds and its share of the true front's\n"
+      << o.seeds << " on " << current_environment().describe()
+      << "; hypervolume mean ± s.e. over seeds and its share of the true front's\n"
       << "near box: reference (1.1, 1.1), only points near the true front count; whole box: reference (1.1, 11), "
          "every point counts\n\n";
   if (!json)

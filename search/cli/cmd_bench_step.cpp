@@ -5,7 +5,6 @@
 #include "core/util/blas_kernels.h"
 #include "core/util/comma_list.h"
 #include "core/util/precision.h"
-#include "core/util/config_reader.h"
 #include "search/bench/step_benchmark.h"
 #include "core/util/device.h"
 #include "core/util/error.h"
@@ -16,6 +15,7 @@
 #include "core/distributed/world.h"
 #include "core/util/threads.h"
 
+#include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 
 #include <chrono>
@@ -61,16 +61,29 @@ std::vector<std::string> precisions_flag(const cxxopts::ParseResult& r, const st
   return names;
 }
 
+// Lengths and counts every measurement needs, checked before any child starts.
+void require_step_counts(const cxxopts::ParseResult& r) {
+  warmup_flag(r);
+  repeats_flag(r);
+  if (r["seq"].as<int64_t>() < 1) throw Error("--seq " + std::to_string(r["seq"].as<int64_t>()) + ": give at least 1 token");
+}
+
 int compare(const cxxopts::ParseResult& r) {
+  refuse_beside(r, "compare", {"batch", "method", "method-settings", "nproc", "dense"},
+                "measures the tensorized and dense builds at each of --batches");
   const auto device = r["device"].as<std::string>();
   const auto precisions = precisions_flag(r, device);
+  require_step_counts(r);
+  const auto batches = int_list_flag(r, "batches", 1);
+  const auto file = config_flag(r);
+  for (const bool dense : {false, true}) bench_step_experiment(file, "", "", dense, device);
   std::vector<std::string> common{
-      "--config", r["config"].as<std::string>(), "--seq", std::to_string(r["seq"].as<int64_t>()),
+      "--config", file, "--seq", std::to_string(r["seq"].as<int64_t>()),
       "--warmup", std::to_string(r["warmup"].as<int>()), "--repeats", std::to_string(r["repeats"].as<int>()),
       "--threads", std::to_string(r["threads"].as<int>()), "--device", device};
   if (r.count("profile")) common.push_back("--profile");
   nlohmann::json rows = nlohmann::json::array();
-  for (const auto batch : int_list_flag(r, "batches", 1))
+  for (const auto batch : batches)
     for (const auto& precision : precisions) {
       auto args = common;
       args.insert(args.end(), {"--batch", std::to_string(batch), "--precision", precision});
@@ -132,7 +145,10 @@ int compare(const cxxopts::ParseResult& r) {
                   a["tensorized_memory_ratio"].get<double>(), a["dense_memory_ratio"].get<double>(),
                   a["first_tensorized_vs_dense"].get<double>());
   }
-  if (!rows.empty()) std::printf("\nDense GEMMs: %s\n", rows[0]["tensorized"]["blas"].get<std::string>().c_str());
+  if (!rows.empty())
+    std::printf("\nMeasured on %s, %d threads; dense GEMMs: %s\n",
+                rows[0]["tensorized"]["device_description"].get<std::string>().c_str(),
+                rows[0]["tensorized"]["threads"].get<int>(), rows[0]["tensorized"]["blas"].get<std::string>().c_str());
   for (const auto& row : rows)
     for (const char* build : {"tensorized", "dense"})
       if (row[build].contains("profile"))
@@ -147,9 +163,11 @@ int run(int argc, char** argv) {
       "bench step",
       "Median wall and process CPU time and peak memory (process RSS above the idle baseline) of one full\n"
       "training step (forward, loss with the size terms, backward, optimiser step) of the\n"
-      "experiment's model and task on random inputs. --dense builds every layer dense, --method\n"
-      "trains under a baseline (dense, tt, galore, lte, lowrank); --compare measures the\n"
-      "tensorized and dense builds at each of --batches, each in its own process, and prints a table.");
+      "experiment's model and task on random inputs. --dense builds every layer dense (as train\n"
+      "--dense), --method trains under a baseline (dense, tt, galore, lte, lowrank); --compare\n"
+      "measures the tensorized and dense builds at each of --batches, each in its own process, and\n"
+      "prints a table. TT layers contract by the merged path: the plans `comera tune` stores, which\n"
+      "train uses by default, are not read.");
   options.add_options()("config", "Experiment file",
                         cxxopts::value<std::string>()->default_value("experiments/mnli_six_encoder.json"))(
       "batch", "Sequences per step", cxxopts::value<int64_t>()->default_value("8"))(
@@ -173,15 +191,35 @@ int run(int argc, char** argv) {
       "residual adds with layer norms, GELU, size terms, optimiser, the rest) with FLOPs and GFLOP/s beside this "
       "machine's GEMM rate")(
       "nproc", "Data-parallel ranks on this host (c10d Gloo on 127.0.0.1), each stepping on its "
-      "share of --batch with --threads threads; rank 0 reports, with the gradient all-reduce's "
-      "time and bytes", cxxopts::value<int>()->default_value("1"))(
+      "share of --batch (at least one sequence each) with --threads threads; rank 0 reports, with "
+      "the gradient all-reduce's time and bytes and the wait for the slowest rank before it", cxxopts::value<int>()->default_value("1"))(
       "json", "Machine-readable output");
   auto parsed = parse(options, argc, argv);
   if (!parsed) return 0;
   const auto& r = *parsed;
   if (r.count("compare")) return compare(r);
+  if (r.count("batches"))
+    throw Error("--batches goes with --compare; without it one batch size is measured (give --batch N, or "
+                "add --compare)");
   const int nproc = r["nproc"].as<int>();
   if (nproc < 1) throw Error("--nproc " + std::to_string(nproc) + ": give at least 1");
+  StepBenchmarkOptions o;
+  o.batch = r["batch"].as<int64_t>();
+  o.length = r["seq"].as<int64_t>();
+  o.warmup = warmup_flag(r);
+  o.repeats = repeats_flag(r);
+  o.profile = r.count("profile") > 0;
+  if (o.batch < 1 || o.length < 1) throw Error("--batch and --seq must be at least 1");
+  if (o.batch < nproc)
+    throw Error("--batch " + std::to_string(o.batch) + " is below --nproc " + std::to_string(nproc) +
+                ": every rank steps on at least one sequence (give --batch " + std::to_string(nproc) +
+                " or more, or fewer ranks)");
+  const bool dense = r.count("dense") > 0;
+  const auto file = config_flag(r);
+  auto e = bench_step_experiment(file, r["method"].as<std::string>(), r["method-settings"].as<std::string>(), dense,
+                                 r["device"].as<std::string>());
+  e.training.precision = parse_precision(r["precision"].as<std::string>(), "--precision");
+  require_precision(e.training.precision, parse_device(e.training.device), "--precision");
   const auto world = world_from(process_environment());
   if (!world && nproc > 1) {
     LaunchOptions launch;
@@ -196,33 +234,7 @@ int run(int argc, char** argv) {
   std::unique_ptr<DataParallel> parallel;
   if (world) parallel = std::make_unique<DataParallel>(*world, std::chrono::seconds(300));
   const bool root = !world || world->is_root();
-  const auto file = r["config"].as<std::string>();
-  auto json = read_json_file(file);
-  const auto method = r["method"].as<std::string>();
-  if (!method.empty()) json["method"] = method;
-  if (!r["method-settings"].as<std::string>().empty()) {
-    try {
-      json["method_settings"] = nlohmann::json::parse(r["method-settings"].as<std::string>());
-    } catch (const nlohmann::json::exception& ex) {
-      throw Error("--method-settings: not JSON (" + std::string(ex.what()) +
-                  "); give an object such as '{\"lte\": {\"heads\": 4}}'");
-    }
-  }
-  auto e = parse_experiment(json, file);
-  const bool dense = r.count("dense") > 0;
-  if (dense) e.model = e.model.dense();
-  e.training.device = parse_device(r["device"].as<std::string>()).str();
-  e.training.precision = parse_precision(r["precision"].as<std::string>(), "--precision");
-  require_precision(e.training.precision, parse_device(e.training.device), "--precision");
-  StepBenchmarkOptions o;
-  o.batch = r["batch"].as<int64_t>();
-  o.length = r["seq"].as<int64_t>();
-  o.warmup = r["warmup"].as<int>();
-  o.repeats = r["repeats"].as<int>();
-  o.profile = r.count("profile") > 0;
   o.parallel = parallel.get();
-  if (o.batch < 1 || o.length < 1 || o.repeats < 1)
-    throw Error("--batch, --seq and --repeats must be at least 1");
   const std::string build = dense ? "dense" : !e.method.empty() ? e.method : "tensorized";
   if (root)
     std::cerr << "bench step: " << e.name << " (" << build << "), batch "
@@ -237,17 +249,22 @@ int run(int argc, char** argv) {
   j["batch"] = o.batch;
   j["seq"] = o.length;
   j["blas"] = blas_kernels().describe();
+  j["threads"] = at::get_num_threads();
+  j["contraction"] = "merged";
   if (!root) return 0;
   if (r.count("json")) {
     std::cout << j.dump(2) << std::endl;
     return 0;
   }
-  std::printf("%s %s %s batch %lld seq %lld (%s): median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
+  std::printf("%s %s %s batch %lld seq %lld (%s, %d threads): median %.1f ms/step (min %.1f, max %.1f; CPU %.1f ms), "
               "%.0f tokens/s, peak memory %.1f MB (tensors %.1f MB), %lld parameters\n",
               e.name.c_str(), build.c_str(), precision_name(e.training.precision), static_cast<long long>(o.batch),
-              static_cast<long long>(o.length), (result.device == "cpu" ? j["blas"].get<std::string>() : result.device).c_str(), result.timing.median_ms, result.timing.min_ms,
+              static_cast<long long>(o.length), result.device.c_str(), j["threads"].get<int>(), result.timing.median_ms, result.timing.min_ms,
               result.timing.max_ms, result.timing.cpu_median_ms, result.tokens_per_s(), result.peak_mem_mb, result.peak_tensor_mb,
               static_cast<long long>(result.params));
+  if (result.ranks > 1)
+    std::printf("%d ranks: gradient all-reduce %.2f ms/step of %.3f MB, after %.2f ms waiting for the slowest rank\n",
+                result.ranks, result.all_reduce_ms, static_cast<double>(result.all_reduce_bytes) / 1e6, result.wait_ms);
   if (result.profile) print_profile(e.name + " " + build + " batch " + std::to_string(o.batch), j["profile"]);
   return 0;
 }

@@ -8,8 +8,6 @@
 #include "search/cli/command.h"
 #include "search/environment.h"
 
-#include <ATen/Parallel.h>
-
 #include <nlohmann/json.hpp>
 
 #include <cstdio>
@@ -21,7 +19,7 @@ namespace {
 void print_batch(const TtmBatchResult& batch) {
   for (const auto& x : batch.methods) {
     std::string name = x.method;
-    name.resize(22, ' ');
+    name.resize(24, ' ');
     std::printf("%8lld  %8lld  %s %10s %9s  %10s  %10s %9s %9s  %15s\n",
                 static_cast<long long>(batch.ids), static_cast<long long>(batch.distinct_ids),
                 name.c_str(), fixed_text(x.time.median_ms, 1).c_str(), fixed_text(x.time.cpu_median_ms, 1).c_str(),
@@ -56,13 +54,12 @@ int run(int argc, char** argv) {
   const auto& r = *parsed;
   const auto sizes = int_list_flag(r, "ids", 1);
   TtmBenchmarkOptions o;
-  o.repeats = r["repeats"].as<int>();
-  o.warmup = r["warmup"].as<int>();
+  o.repeats = repeats_flag(r);
+  o.warmup = warmup_flag(r);
   o.zipf = r["zipf"].as<double>();
   o.seed = r["seed"].as<uint64_t>();
   o.device = r["device"].as<std::string>();
   const bool json = r.count("json") > 0;
-  if (o.repeats < 1) throw Error("--repeats must be >= 1");
   require_zipf_exponent(o.zipf, "--zipf");
   const std::string clock = r["clock"].as<std::string>();
   if (clock != "wall" && clock != "cpu")
@@ -77,14 +74,12 @@ int run(int argc, char** argv) {
       << "ids: Zipf(s=" << o.zipf << ") over the vocabulary, frequency ranks shuffled over ids (seed "
       << o.seed << ")\n"
       << "time: forward+backward, median of " << o.repeats << " after " << o.warmup << " warm-up, "
-      << at::get_num_threads() << " threads; wall and cpu (process CPU time, all threads); "
+      << current_environment(o.device).describe() << "; wall and cpu (process CPU time, all threads); "
       << "ratios from " << clock << " time\n"
-      << "memory: " << (o.device == "cpu" ? "CPU tensor bytes through LibTorch's allocator"
-                                          : "tensor bytes in the GPU's caching allocator (" + o.device + ")")
-      << " above the step's start: held after forward (output + saved for backward) and peak "
+      << "memory: " << bench.memory_counted() << " above the step's start: held after forward (output + saved for backward) and peak "
          "during forward+backward\n\n";
   if (!json) {
-    std::cout << "     ids  distinct  method                 median ms    cpu ms  naive/this  "
+    std::cout << "     ids  distinct  method                   median ms    cpu ms  naive/this  "
                  "dense/this   held MB   peak MB  naive/this peak\n";
   }
   std::vector<TtmBatchResult> batches;
@@ -96,7 +91,7 @@ int run(int argc, char** argv) {
   }
   if (json) {
     auto out = bench.to_json(batches);
-    out["environment"] = current_environment().to_json();
+    out["environment"] = current_environment(o.device).to_json();
     std::cout << out.dump(2) << std::endl;
   }
   return 0;

@@ -44,7 +44,11 @@ std::vector<LayerCase> experiment_cases(const std::string& file) {
 }
 
 std::vector<LayerCase> cases(const cxxopts::ParseResult& r) {
-  if (r.count("config")) return experiment_cases(r["config"].as<std::string>());
+  if (r.count("config")) {
+    refuse_beside(r, "config", {"in-modes", "out-modes", "ranks", "rank", "tokens"},
+                  "tunes every TT layer of the experiment at the tokens training gives it");
+    return experiment_cases(config_flag(r));
+  }
   if (!r.count("in-modes") || !r.count("out-modes"))
     throw Error("give --config experiments/x.json, or a layer (--in-modes 12,8,8 --out-modes 8,8,12 "
                 "and --ranks or --rank)");

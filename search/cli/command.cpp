@@ -3,8 +3,10 @@
 #include "core/util/allocator.h"
 #include "core/util/comma_list.h"
 #include "core/util/error.h"
+#include "core/util/home_dir.h"
 #include "core/util/threads.h"
 
+#include <filesystem>
 #include <iostream>
 
 namespace comera::cli {
@@ -60,9 +62,15 @@ std::optional<cxxopts::ParseResult> parse(cxxopts::Options& options, int argc, c
     std::cout << options.help() << std::endl;
     return std::nullopt;
   }
-  if (!result.unmatched().empty())
-    throw Error("unexpected argument '" + result.unmatched().front() +
+  if (!result.unmatched().empty()) {
+    const auto& word = result.unmatched().front();
+    const auto flag = holder_of(word, argc, argv);
+    // A yes/no flag takes its value after '=' only: "--kernels false" leaves "false" over.
+    if ((word == "true" || word == "false") && flag.rfind("--", 0) == 0)
+      throw Error("unexpected argument '" + word + "' after " + flag + ": give " + flag + "=" + word + help);
+    throw Error("unexpected argument '" + word +
                 "' (a value with spaces, such as a SQL statement, goes in quotes as one argument)" + help);
+  }
   const int threads = result["threads"].as<int>();
   const int cores = available_cores();
   if (threads < 0)
@@ -88,6 +96,35 @@ std::vector<std::string> occurrences(const cxxopts::ParseResult& result, const s
 }
 
 }  // namespace
+
+std::string config_flag(const cxxopts::ParseResult& result) {
+  const std::filesystem::path file = result["config"].as<std::string>();
+  if (file.is_absolute() || std::filesystem::exists(file)) return file.string();
+  const auto shipped = std::filesystem::path(home_dir()) / file;
+  if (std::filesystem::exists(shipped)) return shipped.string();
+  throw Error("--config " + file.string() + ": no such file here or in " + home_dir() +
+              " (where experiments/ is read from; set COMERA_HOME to use another folder)");
+}
+
+void refuse_beside(const cxxopts::ParseResult& result, const std::string& flag, const std::vector<std::string>& others,
+                   const std::string& what) {
+  for (const auto& other : others)
+    if (result.count(other))
+      throw Error("--" + other + " does not go with --" + flag + ", which " + what + " (drop --" + other +
+                  ", or --" + flag + ")");
+}
+
+int warmup_flag(const cxxopts::ParseResult& result) {
+  const int warmup = result["warmup"].as<int>();
+  if (warmup < 0) throw Error("--warmup " + std::to_string(warmup) + ": give 0 or more untimed runs");
+  return warmup;
+}
+
+int repeats_flag(const cxxopts::ParseResult& result) {
+  const int repeats = result["repeats"].as<int>();
+  if (repeats < 1) throw Error("--repeats " + std::to_string(repeats) + ": give at least 1 timed run");
+  return repeats;
+}
 
 std::vector<std::string> string_list_flag(const cxxopts::ParseResult& result, const std::string& flag) {
   std::vector<std::string> out;

@@ -45,15 +45,21 @@ double hypervolume_after(const SamplerRun& run, int64_t evaluations, const paret
                              reference);
 }
 
-std::vector<SamplerResult> benchmark_samplers(const SamplerBenchmarkOptions& options,
-                                              const std::function<void(const SamplerResult&)>& on_result) {
+std::vector<int64_t> checked_checkpoints(const SamplerBenchmarkOptions& options) {
   if (options.budget < 1 || options.seeds < 1)
-    throw Error("sampler benchmark: budget " + std::to_string(options.budget) + " and " +
-                std::to_string(options.seeds) + " seeds (give at least 1 of each)");
+    throw Error("--budget " + std::to_string(options.budget) + " and --seeds " + std::to_string(options.seeds) +
+                ": give at least 1 of each");
   const auto methods = proposer_methods();
   for (const auto& m : options.methods)
     if (std::find(methods.begin(), methods.end(), m) == methods.end())
-      throw Error("sampler benchmark: unknown method '" + m + "' (use " + join_names(methods) + ")");
+      throw Error("--methods: unknown sampler '" + m + "' (use " + join_names(methods) + ")");
+  for (const auto& name : options.problems) {
+    try {
+      test_problem(name, options.variables);
+    } catch (const Error& e) {
+      throw Error("--problems: " + std::string(e.what()));
+    }
+  }
   auto checkpoints = options.checkpoints;
   if (checkpoints.empty()) {
     for (int64_t b = 10; b < options.budget; b += 10) checkpoints.push_back(b);
@@ -61,8 +67,14 @@ std::vector<SamplerResult> benchmark_samplers(const SamplerBenchmarkOptions& opt
   }
   for (int64_t c : checkpoints)
     if (c < 1 || c > options.budget)
-      throw Error("sampler benchmark: checkpoint " + std::to_string(c) + " is outside 1.." +
-                  std::to_string(options.budget) + " (report at evaluations within the budget)");
+      throw Error("--checkpoints: " + std::to_string(c) + " is outside 1.." + std::to_string(options.budget) +
+                  " (report at evaluations within --budget)");
+  return checkpoints;
+}
+
+std::vector<SamplerResult> benchmark_samplers(const SamplerBenchmarkOptions& options,
+                                              const std::function<void(const SamplerResult&)>& on_result) {
+  const auto checkpoints = checked_checkpoints(options);
   std::vector<TestProblem> problems;
   for (const auto& name : options.problems) problems.push_back(test_problem(name, options.variables));
   std::vector<SamplerResult> results;

@@ -46,8 +46,12 @@ struct SamplerResult {
   double seconds_per_proposal = 0;   // mean wall time of one proposal
 };
 
-// Per problem, per method. Throws comera::Error on an unknown problem or method, or a budget,
-// seed count or checkpoint below 1 (a checkpoint past the budget too).
+// The checkpoints to report at (the options' own, or their default). Throws comera::Error on an
+// unknown problem or method, or a budget, seed count or checkpoint below 1 (a checkpoint past the
+// budget too), naming the option as `comera bench sampler` spells it (--methods).
+std::vector<int64_t> checked_checkpoints(const SamplerBenchmarkOptions& options);
+
+// Per problem, per method; refuses what checked_checkpoints refuses before any run.
 std::vector<SamplerResult> benchmark_samplers(const SamplerBenchmarkOptions& options,
                                               const std::function<void(const SamplerResult&)>& on_result = {});
 

@@ -84,6 +84,8 @@ ReportBenchResult bench_report(const ReportBenchOptions& o) {
   if (o.trials < 1 || o.epochs < 2 || o.layers < 1)
     throw Error("the report benchmark needs at least 1 trial, 2 epochs and 1 layer");
   if (o.folder.empty()) throw Error("the report benchmark needs a folder for its database and page");
+  if (std::filesystem::exists(o.folder) && !std::filesystem::is_directory(o.folder))
+    throw Error("--folder " + o.folder + " is a file, not a folder: give a folder for the database and page");
   ReportBenchResult r;
   r.trials = o.trials;
   r.epochs = o.epochs;

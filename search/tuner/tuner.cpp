@@ -1,6 +1,7 @@
 #include "search/tuner/tuner.h"
 
 #include "core/layers/tt_linear.h"
+#include "core/util/error.h"
 #include "core/util/timing.h"
 #include "search/store/kernel_choices.h"
 #include "search/tuner/tuning_key.h"
@@ -143,8 +144,14 @@ Choice Tuner::choose(const TTShape& shape, int64_t tokens, at::ScalarType dtype)
   const auto stored = db_ && options_.reuse_stored
                           ? store::get_kernel_choice(*db_, key, env_.fingerprint()) : std::nullopt;
   if (stored) {
-    choice = {plan_from_choice(stored->choice, static_cast<int>(shape.d())), stored->choice,
-              stored->median_ms, true};
+    try {
+      choice = {plan_from_choice(stored->choice, static_cast<int>(shape.d())), stored->choice,
+                stored->median_ms, true};
+    } catch (const Error& e) {
+      throw Error(db_->path() + ": the stored plan '" + stored->choice + "' for " + text +
+                  " (table kernel_choices) cannot be read: " + e.what() +
+                  "; measure it again with comera tune --retune, or training.contraction \"merged\"");
+    }
   } else if (options_.measure_missing) {
     if (progress_) progress_("tuning " + text);
     const TuneResult r = tune(shape, key.token_bucket, dtype, options_, progress_);
