@@ -119,7 +119,7 @@ TEST_CASE("complete trials without an asked objective are counted as left out, a
   TempDir dir;
   {
     auto db = store::ResultsDb::open(dir.file("r.db"));
-    const auto study = store::create_or_get_study(db, "s", json::object(), "size:min,loss_target:max");
+    const auto study = store::create_or_get_study(db, "s", json::object(), "size:min");
     store::enqueue_trials(db, study, std::vector<json>{{{"kind", "late"}, {"point", {{"i", 1}}}},
                                                        {{"kind", "late"}, {"point", {{"i", 2}}}},
                                                        {{"kind", "dense"}, {"point", {{"i", 3}}}}});
@@ -131,7 +131,7 @@ TEST_CASE("complete trials without an asked objective are counted as left out, a
     }
   }
   auto db = store::ResultsDb::open(dir.file("r.db"), store::ResultsDb::Mode::ReadOnly);
-  const auto r = study_front(db, {"s", "", {}, {}});
+  const auto r = study_front(db, {"s", "size:min,loss_target:max", {}, {}});
   CHECK(r.values.size() == 2);
   CHECK(r.left_out == std::map<std::string, size_t>{{"complete, no loss_target", 1}});
   // The reference from the two placed trials: size 200 + 10, loss target 1.0 - 0.1.

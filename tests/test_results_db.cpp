@@ -741,7 +741,8 @@ TEST_CASE("merged decisions name the trials by the numbers the merge gave them",
     record_decision(db, ids[2], pruned);
     for (int k = 0; k < 3; ++k) {
       const auto t = *claim_next_trial(db, study.id, "wb", env);
-      finish_trial(db, t.id, "wb", t.number == 3 ? TrialState::Pruned : TrialState::Complete, {{"size", 1.0}},
+      finish_trial(db, t.id, "wb", t.number == 3 ? TrialState::Pruned : TrialState::Complete,
+                   {{"eval_loss", 1.0}, {"size", 1.0}},
                    t.number == 3 ? describe(pruned) : "");
     }
     record_decision(db, ids[1], {DecisionKind::Proposed, std::nullopt,
