@@ -51,8 +51,10 @@ TEST_CASE("TTM lookup benchmark: four methods per batch, ratios against naive an
   CHECK(bench.ttm_params() < bench.dense_params());
   std::vector<std::string> started;
   const auto batch = bench.run(64, [&](const std::string& m) { started.push_back(m); });
-  CHECK(started == std::vector<std::string>{"optimised, dedup", "optimised, no dedup", "naive",
-                                            "dense nn::Embedding"});
+  // The layer dedups only where a quarter of the ids or more repeat: the first row says which.
+  const bool dedups = batch.distinct_ids * 4 <= 64 * 3;
+  CHECK(started == std::vector<std::string>{dedups ? "optimised, dedup" : "optimised, dedup skipped",
+                                            "optimised, no dedup", "naive", "dense nn::Embedding"});
   REQUIRE(batch.methods.size() == 4);
   CHECK(batch.distinct_ids >= 1);
   CHECK(batch.distinct_ids <= 64);

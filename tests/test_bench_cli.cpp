@@ -114,10 +114,9 @@ TEST_CASE("bad benchmark flags are refused before any work, naming the flag and 
     INFO(r.output);
     CHECK(r.status == 1);
     CHECK_THAT(r.output, Contains(refusal));
-    for (const std::string started : {"bench step: ", "bench layer: ", "bench paths: ", "comera bench ttm:",
-                                      "comera bench embedding-bag:", "comera bench sampler:", "tune: ", "batch 1:",
-                                      "rank(s)", "median", "hypervolume", "filesystem error"})
-      CHECK_THAT(r.output, !Contains(started));
+    // Refused before any work: the error is the first thing said.
+    CHECK_THAT(r.output.substr(0, r.output.find('\n')), Contains("error:"));
+    CHECK_THAT(r.output, !Contains("filesystem error"));
   }
   CHECK_FALSE(std::filesystem::exists(dir.file("t.db")));
 }

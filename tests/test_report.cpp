@@ -163,9 +163,13 @@ TEST_CASE("a study description holding <!--<script leaves the page whole in head
   const std::string description = "<!--<script> and </script> in a description";
   {
     SQLite::Database sql(db, SQLite::OPEN_READWRITE);
+    // The page shows the study spec's base as what was trained; the trials' configs hold it too.
     SQLite::Statement update(sql, "UPDATE trials SET config = json_set(config, '$.experiment.description', ?)");
     update.bind(1, description);
     update.exec();
+    SQLite::Statement spec(sql, "UPDATE studies SET spec = json_set(spec, '$.base.description', ?)");
+    spec.bind(1, description);
+    spec.exec();
   }
   const std::string page = dir.file("report.html");
   run_from_root("report --db " + db + " -o " + page + " --quiet");

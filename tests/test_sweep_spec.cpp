@@ -285,15 +285,16 @@ TEST_CASE("generic overrides and published figures from the reference file", "[s
 }
 
 TEST_CASE("a set axis the dense build drops gives one dense baseline, not one per value", "[sweep]") {
-  json j = spec_with({{"set", {{"model.tensorized.embedding.ranks", {2, 3, 4}}, {"training.batch_size", {2, 4}}}},
+  json j = spec_with({{"set", {{"model.tensorized.embedding.ranks", {2, 3, 4}}, {"training.batch_size", {2, 3}}}},
                       {"targets", {{"loss", {2.5}}, {"size_ratio", {0.5}}}}});
   j["baselines"] = {"dense"};
   const auto trials = expand_trials(parse_sweep_spec(j));
-  // Dense: one per batch size (the dense build keeps it), none per embedding rank; late: 3 x 2.
+  // Dense: one per batch size (the dense build keeps it; the base has 4), none per embedding
+  // rank; late: 3 x 2.
   REQUIRE(trials.size() == 2 + 6);
   for (int i = 0; i < 2; ++i) {
     CHECK(trials[i]["kind"] == "dense");
-    CHECK(trials[i]["point"] == json{{"seed", 7}, {"training.batch_size", 2 + 2 * i}});
+    CHECK(trials[i]["point"] == json{{"seed", 7}, {"training.batch_size", 2 + i}});
   }
   CHECK(trials[2]["kind"] == "late");
 }

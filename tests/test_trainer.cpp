@@ -566,6 +566,7 @@ TEST_CASE("resuming with another model config is refused", "[trainer]") {
   const auto path = temp_path("identity.pt");
   auto c = tiny_training();
   c.epochs = 1;
+  c.late.enabled = false;  // one epoch: no late stage to run
   Trainer(tiny_model(), c, pairs_data(train, eval), quiet(path)).run();
   auto options = quiet(path);
   options.resume = true;
@@ -579,6 +580,7 @@ TEST_CASE("resuming with other data files or another evaluation set is refused, 
   const auto path = temp_path("data_identity.pt");
   auto c = tiny_training();
   c.epochs = 1;
+  c.late.enabled = false;  // one epoch: no late stage to run
   auto data = pairs_data(train, eval);
   data.train_file = "/data/a/train.jsonl";
   data.eval_file = "/data/a/dev.jsonl";
