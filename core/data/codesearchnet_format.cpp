@@ -9,6 +9,7 @@
 #include "core/data/wordpiece_tokenizer.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/home_dir.h"
 
 #include <nlohmann/json.hpp>
 
@@ -72,7 +73,7 @@ class CodeSearchNetFormat : public DataFormat {
 
  private:
   static std::string corpus_dir(const DataConfig& config) {
-    return config.dir.empty() ? default_code_corpus_dir() : data_dir(config.dir);
+    return config.dir.empty() ? default_code_corpus_dir() : home_path(config.dir);
   }
   static void require_corpus(const DataConfig& config) {
     const auto dir = corpus_dir(config);

@@ -2,11 +2,11 @@
 // (click_stream.h); data.criteo holds their settings.
 #include "core/data/click_stream.h"
 #include "core/data/criteo.h"
-#include "core/data/data_dirs.h"
 #include "core/data/data_format.h"
 #include "core/data/format_support.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/home_dir.h"
 #include "core/util/gzip_lines.h"
 
 #include <nlohmann/json.hpp>
@@ -60,7 +60,7 @@ class ClickLogFormat : public DataFormat {
     require_file(eval_file, "data.eval", fix);
   }
 
-  std::string folder(const DataConfig& config) const override { return data_dir(config.dir); }
+  std::string folder(const DataConfig& config) const override { return home_path(config.dir); }
 
   TaskData load(const DataConfig& config) const override {
     require_files(config);
@@ -104,14 +104,14 @@ class ClickLogFormat : public DataFormat {
     data.info.classes = 2;
     data.train_file = train_file;
     data.eval_file = eval_file;
-    data.synthetic = is_synthetic(data_dir(config.dir));
+    data.synthetic = is_synthetic(home_path(config.dir));
     return data;
   }
 
  private:
   // The training and evaluation files (one and the same under split "days").
   static std::pair<std::string, std::string> files(const DataConfig& config) {
-    const std::filesystem::path dir = data_dir(config.dir);
+    const std::filesystem::path dir = home_path(config.dir);
     const auto train = (dir / config.train).string();
     return {train, config.settings.at("criteo").at("split") == "days" ? train : (dir / config.eval).string()};
   }

@@ -7,6 +7,7 @@
 #include "core/data/pair_dataset.h"
 #include "core/util/config_reader.h"
 #include "core/util/error.h"
+#include "core/util/home_dir.h"
 
 #include <nlohmann/json.hpp>
 
@@ -88,7 +89,7 @@ class PairsFormat : public DataFormat {
   std::string folder(const DataConfig& config) const override { return dir(config); }
 
  private:
-  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_pairs_dir() : data_dir(config.dir); }
+  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_pairs_dir() : home_path(config.dir); }
   static std::string fix(const DataConfig& config) {
     return split_fix(config, "run `comera data build-pairs` to build the code/docstring task");
   }

@@ -4,6 +4,7 @@
 #include "core/data/data_format.h"
 #include "core/data/format_support.h"
 #include "core/data/text_dataset.h"
+#include "core/util/home_dir.h"
 
 #include <nlohmann/json.hpp>
 
@@ -32,7 +33,7 @@ class TextFormat : public DataFormat {
   std::string folder(const DataConfig& config) const override { return dir(config); }
 
  private:
-  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_wordnet_dir() : data_dir(config.dir); }
+  static std::string dir(const DataConfig& config) { return config.dir.empty() ? default_wordnet_dir() : home_path(config.dir); }
   static std::string fix(const DataConfig& config) {
     return split_fix(config, "run `comera data build-wordnet` to build the default task");
   }

@@ -19,4 +19,11 @@ std::string home_dir() {
   return source_dir();
 }
 
+std::string home_path(const std::string& path) {
+  const std::filesystem::path given = path;
+  if (path.empty() || given.is_absolute() || std::filesystem::exists(given)) return path;
+  const auto home = std::filesystem::path(home_dir()) / given;
+  return std::filesystem::exists(home) ? home.string() : path;
+}
+
 }  // namespace comera

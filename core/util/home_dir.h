@@ -9,4 +9,8 @@ namespace comera {
 
 std::string home_dir();
 
+// A relative path missing from the working directory, in comera's home where it is there (the
+// presets' experiments/... and data/... wherever comera runs from); else the path as given.
+std::string home_path(const std::string& path);
+
 }  // namespace comera

@@ -98,11 +98,9 @@ std::vector<std::string> occurrences(const cxxopts::ParseResult& result, const s
 }  // namespace
 
 std::string config_flag(const cxxopts::ParseResult& result) {
-  const std::filesystem::path file = result["config"].as<std::string>();
-  if (file.is_absolute() || std::filesystem::exists(file)) return file.string();
-  const auto shipped = std::filesystem::path(home_dir()) / file;
-  if (std::filesystem::exists(shipped)) return shipped.string();
-  throw Error("--config " + file.string() + ": no such file here or in " + home_dir() +
+  const auto file = result["config"].as<std::string>();
+  if (const auto found = home_path(file); std::filesystem::exists(found)) return found;
+  throw Error("--config " + file + ": no such file here or in " + home_dir() +
               " (where experiments/ is read from; set COMERA_HOME to use another folder)");
 }
 
